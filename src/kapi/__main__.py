@@ -1,0 +1,5 @@
+import sys
+
+from kapi.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,39 @@
+"""What admission sees of a request, as upstream's ``admission.Attributes``."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from kapi.runtime.scheme import Resource
+
+Object = dict[str, Any]
+
+
+class Operation(enum.Enum):
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    CONNECT = "CONNECT"
+
+
+@dataclass
+class Attributes:
+    operation: Operation
+    resource: Resource
+    subresource: str
+    namespace: str | None
+    name: str
+    #: The new object (hub version) for CREATE and UPDATE, ``None`` for DELETE.
+    object: Object | None
+    #: The stored object for UPDATE and DELETE.
+    old_object: Object | None
+    dry_run: bool
+
+
+class AdmissionPlugin(Protocol):
+    """An in-process admission plugin: raise a ``StatusError`` to reject."""
+
+    async def admit(self, attributes: Attributes) -> None: ...

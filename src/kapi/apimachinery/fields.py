@@ -1,0 +1,287 @@
+"""Field selectors: parsing, matching and field-label checks.
+
+The Python counterpart of ``k8s.io/apimachinery/pkg/fields``. Terms are
+``field=value``, ``field==value`` or ``field!=value`` joined by ',' (AND);
+values escape ``\\``, ``,`` and ``=`` with a backslash. Error texts match
+upstream because they are returned to clients in 400 Status messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Final
+
+EQUALS: Final = "="
+DOUBLE_EQUALS: Final = "=="
+NOT_EQUALS: Final = "!="
+
+# `!=` and `==` are tried before `=` so no '=' is left on either side.
+_TERM_OPERATORS: Final = (NOT_EQUALS, DOUBLE_EQUALS, EQUALS)
+
+TransformFunc = Callable[[str, str], tuple[str, str]]
+"""(field, value) -> (field, value); raises to reject the term."""
+
+
+class FieldSelectorParseError(ValueError):
+    """An invalid field selector; ``str()`` is the upstream message."""
+
+
+class FieldLabelNotSupportedError(ValueError):
+    """A field label the resource cannot select on (``field label not supported: x``)."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__(f"field label not supported: {label}")
+        self.label = label
+
+
+class Requirement:
+    """One term; ``operator`` is ``=`` or ``!=`` (``==`` parses as ``=``)."""
+
+    __slots__ = ("field", "operator", "value")
+
+    def __init__(self, field: str, operator: str, value: str) -> None:
+        self.field = field
+        self.operator = operator
+        self.value = value
+
+    def matches(self, fields: Mapping[str, str]) -> bool:
+        # Upstream Fields.Get returns "" for a missing field.
+        have = fields.get(self.field, "")
+        return have == self.value if self.operator == EQUALS else have != self.value
+
+    def __str__(self) -> str:
+        return f"{self.field}{self.operator}{escape_value(self.value)}"
+
+    def __repr__(self) -> str:
+        return f"Requirement({self.field!r}, {self.operator!r}, {self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Requirement):
+            return NotImplemented
+        return (self.field, self.operator, self.value) == (other.field, other.operator, other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.field, self.operator, self.value))
+
+
+class Selector:
+    """An AND of terms, in parse order (the parser sorts the raw terms first)."""
+
+    __slots__ = ("requirements",)
+
+    def __init__(self, requirements: Iterable[Requirement] = ()) -> None:
+        self.requirements: tuple[Requirement, ...] = tuple(requirements)
+
+    def matches(self, fields: Mapping[str, str]) -> bool:
+        return all(r.matches(fields) for r in self.requirements)
+
+    def empty(self) -> bool:
+        """True when nothing is restricted (the selector matches everything)."""
+        return not self.requirements
+
+    def requires_exact_match(self, field: str) -> tuple[str, bool]:
+        """The value ``field`` must equal, if some ``=`` term pins it."""
+        for r in self.requirements:
+            if r.operator == EQUALS and r.field == field:
+                return r.value, True
+        return "", False
+
+    def exact(self, field: str) -> str | None:
+        """``requires_exact_match`` as a value or None."""
+        value, found = self.requires_exact_match(field)
+        return value if found else None
+
+    def transform(self, fn: TransformFunc) -> Selector:
+        """Rewrite each term; a term mapped to ("", "") is dropped, as upstream."""
+        out: list[Requirement] = []
+        for r in self.requirements:
+            f, v = fn(r.field, r.value)
+            if f or v:
+                out.append(Requirement(f, r.operator, v))
+        return Selector(out)
+
+    def fields(self) -> list[str]:
+        return [r.field for r in self.requirements]
+
+    def __str__(self) -> str:
+        return ",".join(str(r) for r in self.requirements)
+
+    def __repr__(self) -> str:
+        return f"Selector({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Selector):
+            return NotImplemented
+        return type(self) is type(other) and self.requirements == other.requirements
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.requirements))
+
+
+class _NothingSelector(Selector):
+    __slots__ = ()
+
+    def matches(self, fields: Mapping[str, str]) -> bool:
+        return False
+
+    def empty(self) -> bool:
+        return False
+
+    def transform(self, fn: TransformFunc) -> Selector:
+        return self
+
+    def __repr__(self) -> str:
+        return "Selector(<nothing>)"
+
+
+_EVERYTHING: Final = Selector()
+_NOTHING: Final = _NothingSelector()
+
+
+def everything() -> Selector:
+    return _EVERYTHING
+
+
+def nothing() -> Selector:
+    return _NOTHING
+
+
+def one_term_equal_selector(field: str, value: str) -> Selector:
+    return Selector((Requirement(field, EQUALS, value),))
+
+
+def one_term_not_equal_selector(field: str, value: str) -> Selector:
+    return Selector((Requirement(field, NOT_EQUALS, value),))
+
+
+def selector_from_set(fields: Mapping[str, str] | None) -> Selector:
+    """Exact match on every pair; None or empty matches everything."""
+    if not fields:
+        return _EVERYTHING
+    return Selector(Requirement(k, EQUALS, v) for k, v in fields.items())
+
+
+def and_selectors(*selectors: Selector) -> Selector:
+    if any(isinstance(s, _NothingSelector) for s in selectors):
+        return _NOTHING
+    return Selector(r for s in selectors for r in s.requirements)
+
+
+_ESCAPES: Final = str.maketrans({"\\": "\\\\", ",": "\\,", "=": "\\="})
+
+
+def escape_value(value: str) -> str:
+    """Escape ``\\``, ``,`` and ``=`` so any literal can be a selector value."""
+    return value.translate(_ESCAPES)
+
+
+def unescape_value(value: str) -> str:
+    """Undo ``escape_value``; unescaped ``,``/``=`` or unknown escapes are errors."""
+    if "\\" not in value and "," not in value and "=" not in value:
+        return value
+    out: list[str] = []
+    in_slash = False
+    for c in value:
+        if in_slash:
+            if c in "\\,=":
+                out.append(c)
+            else:
+                raise FieldSelectorParseError(
+                    f"invalid field selector: invalid escape sequence: \\{c}"
+                )
+            in_slash = False
+        elif c == "\\":
+            in_slash = True
+        elif c in ",=":
+            # Upstream formats the rune with %v, i.e. as its code point number.
+            raise FieldSelectorParseError(
+                f"invalid field selector: unescaped character in value: {ord(c)}"
+            )
+        else:
+            out.append(c)
+    if in_slash:
+        raise FieldSelectorParseError("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
+def _split_terms(selector: str) -> list[str]:
+    """Split on commas that are not backslash-escaped; escapes stay in the terms."""
+    if not selector:
+        return []
+    if "\\" not in selector:
+        return selector.split(",")
+    terms: list[str] = []
+    start = 0
+    in_slash = False
+    for i, c in enumerate(selector):
+        if in_slash:
+            in_slash = False
+        elif c == "\\":
+            in_slash = True
+        elif c == ",":
+            terms.append(selector[start:i])
+            start = i + 1
+    terms.append(selector[start:])
+    return terms
+
+
+def _split_term(term: str) -> tuple[str, str, str] | None:
+    """(lhs, op, rhs) at the first operator; the lhs has no escaping."""
+    for i in range(len(term)):
+        for op in _TERM_OPERATORS:
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op) :]
+    return None
+
+
+def parse_selector(selector: str) -> Selector:
+    """Parse a field selector string (``fields.ParseSelector``)."""
+    items: list[Requirement] = []
+    for part in sorted(_split_terms(selector)):
+        if not part:
+            continue
+        split = _split_term(part)
+        if split is None:
+            raise FieldSelectorParseError(
+                f"invalid selector: '{selector}'; can't understand '{part}'"
+            )
+        lhs, op, rhs = split
+        value = unescape_value(rhs)
+        items.append(Requirement(lhs, NOT_EQUALS if op == NOT_EQUALS else EQUALS, value))
+    return Selector(items)
+
+
+def parse_and_transform_selector(selector: str, fn: TransformFunc) -> Selector:
+    return parse_selector(selector).transform(fn)
+
+
+def check_field_labels(selector: Selector, allowed: Collection[str]) -> None:
+    """Reject the first term (in selector order) whose field is not in ``allowed``.
+
+    Raises ``FieldLabelNotSupportedError`` (``field label not supported: <label>``),
+    the message the REST layer returns as a 400 BadRequest, as upstream's field
+    label conversion does for custom resources and most built-in kinds.
+    """
+    for r in selector.requirements:
+        if r.field not in allowed:
+            raise FieldLabelNotSupportedError(r.field)
+
+
+def field_label_converter(allowed: Collection[str]) -> TransformFunc:
+    """A ``TransformFunc`` accepting only ``allowed`` labels, for ``Selector.transform``."""
+
+    def convert(label: str, value: str) -> tuple[str, str]:
+        if label not in allowed:
+            raise FieldLabelNotSupportedError(label)
+        return label, value
+
+    return convert
+
+
+# The field labels every resource supports (upstream DefaultMetaV1FieldSelectorConversion).
+DEFAULT_FIELD_LABELS: Final = frozenset({"metadata.name", "metadata.namespace"})
+
+# Names other modules use.
+FieldSelector = Selector
+SelectorParseError = FieldSelectorParseError
+parse_field_selector = parse_selector

@@ -1,0 +1,209 @@
+"""coordination.k8s.io/v1 ``Lease``: the leader-election and heartbeat object.
+
+Schema from ``k8s.io/api/coordination/v1``; validation from upstream
+``ValidateLease`` (``pkg/apis/coordination/validation``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from kapi.apimachinery import validation
+from kapi.apimachinery.field import FieldError, Path, forbidden, invalid, not_supported
+from kapi.apis.meta import kind_struct
+from kapi.registry.strategy import Strategy
+from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.schema import INT32, JSON, STRING, Field, Schema, Struct
+from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.version import Version
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1"
+
+
+class _StringDefinition(Struct):
+    """A named string type; its ``components.schemas`` entry is a string, not an object."""
+
+    def definition(self, refs: dict[str, Struct]) -> JSON:
+        return {"description": self.description, "format": "date-time", "type": "string"}
+
+
+_MICRO_TIME_DEFINITION = _StringDefinition(
+    f"{_META}.MicroTime", (), "MicroTime is version of Time with microsecond level precision."
+)
+
+
+@dataclass(frozen=True)
+class MicroTime(Schema):
+    """``metav1.MicroTime``: an RFC 3339 timestamp with microseconds.
+
+    Kept here because :mod:`kapi.runtime.schema` has only ``Time``; the node
+    adds its own ``components.schemas`` entry when referenced.
+    """
+
+    type_name = "metav1.MicroTime"
+    json_type = (str,)
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        refs.setdefault(_MICRO_TIME_DEFINITION.name, _MICRO_TIME_DEFINITION)
+        return _MICRO_TIME_DEFINITION.ref()
+
+
+def canonical_micro_time(value: str) -> str:
+    """How ``MicroTime`` serialises: UTC, six fractional digits (``RFC3339Micro``).
+
+    Values that do not parse are returned unchanged; decoding reports them.
+    """
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if parsed.tzinfo is None:
+        return value
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+HOLDER_IDENTITY_DOC = (
+    "holderIdentity contains the identity of the holder of a current lease. If Coordinated "
+    "Leader Election is used, the holder identity must be equal to the elected "
+    "LeaseCandidate.metadata.name field."
+)
+
+LeaseSpec = Struct(
+    "io.k8s.api.coordination.v1.LeaseSpec",
+    (
+        Field("holderIdentity", STRING, HOLDER_IDENTITY_DOC),
+        Field(
+            "leaseDurationSeconds",
+            INT32,
+            "leaseDurationSeconds is a duration that candidates for a lease need to wait to "
+            "force acquire it. This is measured against the time of last observed renewTime.",
+        ),
+        Field(
+            "acquireTime",
+            MicroTime(),
+            "acquireTime is a time when the current lease was acquired.",
+        ),
+        Field(
+            "renewTime",
+            MicroTime(),
+            "renewTime is a time when the current holder of a lease has last updated the lease.",
+        ),
+        Field(
+            "leaseTransitions",
+            INT32,
+            "leaseTransitions is the number of transitions of a lease between holders.",
+        ),
+        Field(
+            "strategy",
+            STRING,
+            "Strategy indicates the strategy for picking the leader for coordinated leader "
+            "election. If the field is not specified, there is no active coordination for this "
+            "lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate "
+            "to be enabled.",
+        ),
+        Field(
+            "preferredHolder",
+            STRING,
+            "PreferredHolder signals to a lease holder that the lease has a more optimal holder "
+            "and should be given up. This field can only be set if Strategy is also set.",
+        ),
+    ),
+    "LeaseSpec is a specification of a Lease.",
+)
+
+Lease = kind_struct(
+    "io.k8s.api.coordination.v1.Lease",
+    (("coordination.k8s.io", "v1", "Lease"),),
+    (
+        Field(
+            "spec",
+            LeaseSpec,
+            "spec contains the specification of the Lease. More info: "
+            "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+            "api-conventions.md#spec-and-status",
+        ),
+    ),
+    "Lease defines a lease concept.",
+)
+
+#: ``validLeaseStrategies``: the Kubernetes-defined (unprefixed) strategies.
+VALID_LEASE_STRATEGIES = ("OldestEmulationVersion",)
+
+
+def validate_lease_strategy(strategy: str, path: Path) -> list[FieldError]:
+    """``ValidateCoordinatedLeaseStrategy``: a known name, or a qualified ``prefix/name``.
+
+    Upstream reports at ``path.Child("strategy")`` although ``path`` already ends
+    in ``strategy``; the doubled segment is kept for identical messages.
+    """
+    path = path.child("strategy")
+    if "/" not in strategy:
+        if strategy in VALID_LEASE_STRATEGIES:
+            return []
+        return [not_supported(path, strategy, VALID_LEASE_STRATEGIES)]
+    return [invalid(path, strategy, msg) for msg in validation.is_qualified_name(strategy)]
+
+
+def validate_lease_spec(spec: Object, path: Path) -> list[FieldError]:
+    """``ValidateLeaseSpec``."""
+    errs: list[FieldError] = []
+    duration = spec.get("leaseDurationSeconds")
+    if duration is not None and duration <= 0:
+        errs.append(invalid(path.child("leaseDurationSeconds"), duration, "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if transitions is not None and transitions < 0:
+        errs.append(
+            invalid(path.child("leaseTransitions"), transitions, validation.IS_NEGATIVE_ERROR_MSG)
+        )
+    strategy = spec.get("strategy")
+    if strategy is not None:
+        errs += validate_lease_strategy(strategy, path.child("strategy"))
+    if spec.get("preferredHolder") and not strategy:
+        detail = "may only be specified if `strategy` is defined"
+        errs.append(forbidden(path.child("preferredHolder"), detail))
+    return errs
+
+
+class LeaseStrategy(Strategy):
+    """Upstream ``leaseStrategy``: spec validation on create and update.
+
+    Not modelled: dropping ``strategy``/``preferredHolder`` while the
+    CoordinatedLeaderElection gate is off (strategies get no feature gates).
+    """
+
+    def validate(self, obj: Object) -> list[FieldError]:
+        return validate_lease_spec(obj.get("spec") or {}, Path("spec"))
+
+    def canonicalize(self, obj: Object) -> None:
+        spec = obj.get("spec") or {}
+        for name in ("acquireTime", "renewTime"):
+            if isinstance(spec.get(name), str):
+                spec[name] = canonical_micro_time(spec[name])
+
+
+def resources() -> list[Resource]:
+    """The coordination.k8s.io/v1 resources this module defines."""
+    return [
+        Resource(
+            group="coordination.k8s.io",
+            kind="Lease",
+            plural="leases",
+            singular="lease",
+            namespaced=True,
+            versions={"v1": ResourceVersion("v1", Lease, Lifecycle(introduced=Version(1, 14)))},
+            hub_version="v1",
+            storage_version="v1",
+            strategy=LeaseStrategy(),
+            columns=(
+                NAME,
+                Column(
+                    "Holder",
+                    "string",
+                    HOLDER_IDENTITY_DOC,
+                    lambda obj: (obj.get("spec") or {}).get("holderIdentity") or "",
+                ),
+                AGE,
+            ),
+        )
+    ]

@@ -1,0 +1,713 @@
+"""core/v1 ``Namespace``, ``ConfigMap`` and ``Secret``.
+
+Schemas follow ``k8s.io/api/core/v1``; validation follows
+``pkg/apis/core/validation`` (``ValidateNamespace``, ``ValidateConfigMap``,
+``ValidateSecret`` and their ``*Update`` forms) and the registry strategies of
+``pkg/registry/core/{namespace,configmap,secret}``, so clients see upstream's
+defaults and error strings.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+from kapi.apimachinery import validation
+from kapi.apimachinery.field import (
+    FieldError,
+    Path,
+    forbidden,
+    go_quote,
+    invalid,
+    required,
+    too_long,
+)
+from kapi.apis.meta import kind_struct
+from kapi.registry.strategy import Strategy
+from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.objects import meta
+from kapi.runtime.schema import BOOLEAN, BYTES, STRING, Field, List, Map, Scalar, Struct, Time
+from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.version import Version
+
+_CORE = "io.k8s.api.core.v1"
+_GA = Lifecycle(introduced=Version(1, 0))
+_SPEC_AND_STATUS = (
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+    "#spec-and-status"
+)
+
+# --- Namespace ------------------------------------------------------------------------------
+
+ACTIVE = "Active"
+TERMINATING = "Terminating"
+#: Label the server keeps equal to a namespace's name (``v1.LabelMetadataName``).
+LABEL_METADATA_NAME = "kubernetes.io/metadata.name"
+_DELETING = "`deletionTimestamp`"
+_FINALIZERS_DOC = (
+    "Finalizers is an opaque list of values that must be empty to permanently remove object "
+    "from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/"
+)
+
+NamespaceCondition = Struct(
+    f"{_CORE}.NamespaceCondition",
+    (
+        Field("type", STRING, "Type of namespace controller condition.", required=True),
+        Field(
+            "status", STRING, "Status of the condition, one of True, False, Unknown.", required=True
+        ),
+        Field(
+            "lastTransitionTime",
+            Time(),
+            "Last time the condition transitioned from one status to another.",
+        ),
+        Field(
+            "reason",
+            STRING,
+            "Unique, one-word, CamelCase reason for the condition's last transition.",
+        ),
+        Field(
+            "message", STRING, "Human-readable message indicating details about last transition."
+        ),
+    ),
+    "NamespaceCondition contains details about state of namespace.",
+)
+
+NamespaceSpec = Struct(
+    f"{_CORE}.NamespaceSpec",
+    (Field("finalizers", List(STRING), _FINALIZERS_DOC),),
+    "NamespaceSpec describes the attributes on a Namespace.",
+)
+
+NamespaceStatus = Struct(
+    f"{_CORE}.NamespaceStatus",
+    (
+        Field(
+            "phase",
+            Scalar("string", enum=(ACTIVE, TERMINATING)),
+            "Phase is the current lifecycle phase of the namespace. More info: "
+            "https://kubernetes.io/docs/tasks/administer-cluster/namespaces/\n\n"
+            "Possible enum values:\n"
+            ' - `"Active"` means the namespace is available for use in the system\n'
+            ' - `"Terminating"` means the namespace is undergoing graceful termination',
+        ),
+        Field(
+            "conditions",
+            List(
+                NamespaceCondition,
+                list_type="map",
+                map_keys=("type",),
+                patch_strategy="merge",
+                patch_merge_key="type",
+            ),
+            "Represents the latest available observations of a namespace's current state.",
+        ),
+    ),
+    "NamespaceStatus is information about the current status of a Namespace.",
+)
+
+Namespace = kind_struct(
+    f"{_CORE}.Namespace",
+    (("", "v1", "Namespace"),),
+    (
+        Field(
+            "spec",
+            NamespaceSpec,
+            f"Spec defines the behavior of the Namespace. More info: {_SPEC_AND_STATUS}",
+        ),
+        Field(
+            "status",
+            NamespaceStatus,
+            f"Status describes the current status of a Namespace. More info: {_SPEC_AND_STATUS}",
+        ),
+    ),
+    "Namespace provides a scope for Names. Use of multiple namespaces is optional.",
+)
+
+
+def _struct(obj: Object, key: str) -> Object:
+    """``obj[key]``, created empty when absent: Go always serialises struct-valued fields."""
+    value = obj.get(key)
+    if not isinstance(value, dict):
+        value = obj[key] = {}
+    return value
+
+
+def _copy_from(new: Object, old: Object, key: str) -> None:
+    """Make ``new[key]`` what it is in ``old`` (absent stays absent)."""
+    if key in old:
+        new[key] = old[key]
+    else:
+        new.pop(key, None)
+
+
+def _set_name_label(obj: Object) -> None:
+    """Keep ``kubernetes.io/metadata.name`` equal to the name, as upstream does for namespaces."""
+    metadata = meta(obj)
+    if metadata.get("name"):
+        _struct(metadata, "labels")[LABEL_METADATA_NAME] = metadata["name"]
+
+
+def default_namespace(obj: Object) -> None:
+    """``SetDefaults_Namespace`` and ``SetDefaults_NamespaceStatus`` of core/v1."""
+    _set_name_label(obj)
+    status = _struct(obj, "status")
+    if not status.get("phase"):
+        status["phase"] = ACTIVE
+
+
+def _validate_finalizer_name(name: str, path: Path) -> list[FieldError]:
+    """``validateFinalizerName`` of core validation: a qualified name, and unqualified names
+    must be standard ones. (``validation.validate_kube_finalizer_names`` indexes the path,
+    which ``ValidateNamespace`` does not.)"""
+    errs = validation.validate_finalizer_name(name, path)
+    if "/" not in name and name not in validation.STANDARD_FINALIZERS:
+        detail = "name is neither a standard finalizer name nor is it fully qualified"
+        errs.append(invalid(path, name, detail))
+    return errs
+
+
+def _finalizers(obj: Object) -> list[str]:
+    return (obj.get("spec") or {}).get("finalizers") or []
+
+
+class NamespaceStrategy(Strategy):
+    """Upstream ``namespaceStrategy``: DNS-label names, the ``kubernetes`` finalizer on
+    create, ``spec.finalizers`` only changeable through ``/finalize``, and deletion that
+    waits (in phase Terminating) until ``spec.finalizers`` is empty."""
+
+    has_status = True
+    subresource_fields = {"status": ("status",), "finalize": ("spec", "finalizers")}
+    validate_name = staticmethod(validation.validate_namespace_name)
+
+    def prepare_for_create(self, obj: Object) -> None:
+        obj["status"] = {"phase": ACTIVE}
+        spec = _struct(obj, "spec")
+        finalizers = list(spec.get("finalizers") or ())
+        if validation.FINALIZER_KUBERNETES not in finalizers:
+            finalizers.append(validation.FINALIZER_KUBERNETES)
+        spec["finalizers"] = finalizers
+
+    def prepare_for_update(self, new: Object, old: Object) -> None:
+        super().prepare_for_update(new, old)
+        _copy_from(_struct(new, "spec"), old.get("spec") or {}, "finalizers")
+
+    def validate(self, obj: Object) -> list[FieldError]:
+        path = Path("spec", "finalizers")
+        return [e for f in _finalizers(obj) for e in _validate_finalizer_name(f, path)]
+
+    def validate_update(self, new: Object, old: Object) -> list[FieldError]:
+        # ValidateNamespaceUpdate checks metadata only; spec.finalizers was reset from old.
+        return []
+
+    def validate_subresource_update(
+        self, subresource: str, new: Object, old: Object
+    ) -> list[FieldError]:
+        if subresource == "finalize":  # ValidateNamespaceFinalizeUpdate indexes the path
+            path = Path("spec", "finalizers")
+            finalizers = enumerate(_finalizers(new))
+            return [e for i, f in finalizers for e in _validate_finalizer_name(f, path.index(i))]
+        # ValidateNamespaceStatusUpdate
+        phase = (new.get("status") or {}).get("phase") or ""
+        path = Path("status", "Phase")  # sic: upstream's path has a capital P
+        if new.get("metadata", {}).get("deletionTimestamp") is None:
+            if phase != ACTIVE:
+                return [invalid(path, phase, f"may only be '{ACTIVE}' if {_DELETING} is empty")]
+        elif phase != TERMINATING:
+            return [
+                invalid(path, phase, f"may only be '{TERMINATING}' if {_DELETING} is not empty")
+            ]
+        return []
+
+    def has_pending_finalizers(self, obj: Object) -> bool:
+        return super().has_pending_finalizers(obj) or bool(_finalizers(obj))
+
+    def prepare_for_graceful_delete(self, obj: Object) -> None:
+        _struct(obj, "status")["phase"] = TERMINATING
+
+    def canonicalize(self, obj: Object) -> None:
+        # The defaulter cannot label a generateName namespace; its name is known by now.
+        _set_name_label(obj)
+
+
+# --- ConfigMap and Secret: shared rules -----------------------------------------------------
+
+#: ``core.MaxSecretSize``: the cap on a Secret's data and on a ConfigMap's data + binaryData.
+MAX_SECRET_SIZE = 1024 * 1024
+_IMMUTABLE_DETAIL = "field is immutable when `immutable` is set"
+
+CONFIG_MAP_KEY_FMT = "[-._a-zA-Z0-9]+"
+_CONFIG_MAP_KEY_RE = re.compile(CONFIG_MAP_KEY_FMT)
+_CONFIG_MAP_KEY_MSG = validation.regex_error(
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+    CONFIG_MAP_KEY_FMT,
+    "key.name",
+    "KEY_NAME",
+    "key-name",
+)
+
+
+def is_config_map_key(value: str) -> list[str]:
+    """``validation.IsConfigMapKey``: the rule for ConfigMap and Secret keys."""
+    errs: list[str] = []
+    if len(value.encode()) > validation.DNS1123_SUBDOMAIN_MAX_LENGTH:
+        errs.append(validation.max_len_error(validation.DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if not _CONFIG_MAP_KEY_RE.fullmatch(value):
+        errs.append(_CONFIG_MAP_KEY_MSG)
+    if value == ".":
+        errs.append("must not be '.'")
+    elif value == "..":
+        errs.append("must not be '..'")
+    elif value.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs
+
+
+def _key_errors(path: Path, key: str) -> list[FieldError]:
+    return [invalid(path, key, msg) for msg in is_config_map_key(key)]
+
+
+def _decoded(value: str | None) -> bytes:
+    """A ``BYTES`` value: base64 in the object (the decoder has already checked it)."""
+    return base64.b64decode(value or "")
+
+
+def _size_errors(total: int, path: Path) -> list[FieldError]:
+    return [too_long(path, "", MAX_SECRET_SIZE)] if total > MAX_SECRET_SIZE else []
+
+
+def _immutable_errors(new: Object, old: Object, fields: Iterable[str]) -> list[FieldError]:
+    """Once ``immutable`` is true it cannot be unset and ``fields`` cannot change."""
+    if old.get("immutable") is not True:
+        return []
+    errs = [] if new.get("immutable") is True else [forbidden(Path("immutable"), _IMMUTABLE_DETAIL)]
+    errs += [forbidden(Path(f), _IMMUTABLE_DETAIL) for f in fields if new.get(f) != old.get(f)]
+    return errs
+
+
+# --- ConfigMap ------------------------------------------------------------------------------
+
+CONFIG_MAP_DATA_DOC = (
+    "Data contains the configuration data. Each key must consist of alphanumeric characters, "
+    "'-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The "
+    "keys stored in Data must not overlap with the keys in the BinaryData field, this is "
+    "enforced during validation process."
+)
+
+ConfigMap = kind_struct(
+    f"{_CORE}.ConfigMap",
+    (("", "v1", "ConfigMap"),),
+    (
+        Field(
+            "binaryData",
+            Map(BYTES),
+            "BinaryData contains the binary data. Each key must consist of alphanumeric "
+            "characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in "
+            "the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the "
+            "Data field, this is enforced during validation process.",
+        ),
+        Field("data", Map(STRING), CONFIG_MAP_DATA_DOC),
+        Field(
+            "immutable",
+            BOOLEAN,
+            "Immutable, if set to true, ensures that data stored in the ConfigMap cannot be "
+            "updated (only object metadata can be modified). If not set to true, the field can "
+            "be modified at any time. Defaulted to nil.",
+        ),
+    ),
+    "ConfigMap holds configuration data for pods to consume.",
+)
+
+
+def validate_config_map(cm: Object) -> list[FieldError]:
+    """``ValidateConfigMap`` without ObjectMeta (the store validates that)."""
+    data: Mapping[str, str | None] = cm.get("data") or {}
+    binary: Mapping[str, str | None] = cm.get("binaryData") or {}
+    errs: list[FieldError] = []
+    for key in data:
+        path = Path("data").key(key)
+        errs += _key_errors(path, key)
+        if key in binary:
+            errs.append(invalid(path, key, "duplicate of key present in binaryData"))
+    for key in binary:
+        errs += _key_errors(Path("binaryData").key(key), key)
+    total = sum(len((v or "").encode()) for v in data.values())
+    total += sum(len(_decoded(v)) for v in binary.values())
+    # Path "" (rendered "[]"): upstream reports the size against the whole object.
+    return errs + _size_errors(total, Path(""))
+
+
+class ConfigMapStrategy(Strategy):
+    """Upstream ``configmap`` strategy: key and size rules, and ``immutable``."""
+
+    def validate(self, obj: Object) -> list[FieldError]:
+        return validate_config_map(obj)
+
+    def validate_update(self, new: Object, old: Object) -> list[FieldError]:
+        return _immutable_errors(new, old, ("data", "binaryData")) + validate_config_map(new)
+
+
+# --- Secret ---------------------------------------------------------------------------------
+
+SECRET_TYPE_OPAQUE = "Opaque"
+SECRET_TYPE_SERVICE_ACCOUNT_TOKEN = "kubernetes.io/service-account-token"
+SECRET_TYPE_DOCKERCFG = "kubernetes.io/dockercfg"
+SECRET_TYPE_DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
+SECRET_TYPE_BASIC_AUTH = "kubernetes.io/basic-auth"
+SECRET_TYPE_SSH_AUTH = "kubernetes.io/ssh-auth"
+SECRET_TYPE_TLS = "kubernetes.io/tls"
+SERVICE_ACCOUNT_NAME_KEY = "kubernetes.io/service-account.name"
+#: The key each docker config secret type requires, holding a JSON object.
+_DOCKER_KEYS = {
+    SECRET_TYPE_DOCKERCFG: ".dockercfg",
+    SECRET_TYPE_DOCKER_CONFIG_JSON: ".dockerconfigjson",
+}
+
+SECRET_TYPE_DOC = (
+    "Used to facilitate programmatic handling of secret data. More info: "
+    "https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"
+)
+SECRET_DATA_DOC = (
+    "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' "
+    "or '.'. The serialized form of the secret data is a base64 encoded string, representing "
+    "the arbitrary (possibly non-string) data value here. Described in "
+    "https://tools.ietf.org/html/rfc4648#section-4"
+)
+
+Secret = kind_struct(
+    f"{_CORE}.Secret",
+    (("", "v1", "Secret"),),
+    (
+        Field("data", Map(BYTES), SECRET_DATA_DOC),
+        Field(
+            "immutable",
+            BOOLEAN,
+            "Immutable, if set to true, ensures that data stored in the Secret cannot be updated "
+            "(only object metadata can be modified). If not set to true, the field can be "
+            "modified at any time. Defaulted to nil.",
+        ),
+        Field(
+            "stringData",
+            Map(STRING),
+            "stringData allows specifying non-binary secret data in string form. It is provided "
+            "as a write-only input field for convenience. All keys and values are merged into the "
+            "data field on write, overwriting any existing values. The stringData field is never "
+            "output when reading from the API.",
+        ),
+        Field("type", STRING, SECRET_TYPE_DOC),
+    ),
+    "Secret holds secret data of a certain type. The total bytes of the values in the Data "
+    "field must be less than MaxSecretSize bytes.",
+)
+
+
+def default_secret(obj: Object) -> None:
+    """``SetDefaults_Secret``: the type defaults to Opaque."""
+    if not obj.get("type"):
+        obj["type"] = SECRET_TYPE_OPAQUE
+
+
+def merge_string_data(secret: Object) -> None:
+    """stringData overwrites data keys and is then dropped.
+
+    Upstream does this converting v1 to the internal version; here the hub is v1,
+    so the strategy does it before anything validates or stores the object.
+    """
+    string_data = secret.pop("stringData", None)
+    if string_data:
+        data = secret.get("data") or {}
+        for key, value in string_data.items():
+            data[key] = base64.b64encode((value or "").encode()).decode("ascii")
+        secret["data"] = data
+
+
+def _validate_secret_type(secret: Object, data: Mapping[str, str | None]) -> list[FieldError]:
+    """The per-type rules of ``ValidateSecret``; Opaque and unknown types have none."""
+    path = Path("data")
+    secret_type = secret.get("type") or ""
+    if secret_type == SECRET_TYPE_SERVICE_ACCOUNT_TOKEN:
+        annotations = secret.get("metadata", {}).get("annotations") or {}
+        if not annotations.get(SERVICE_ACCOUNT_NAME_KEY):
+            return [required(Path("metadata", "annotations").key(SERVICE_ACCOUNT_NAME_KEY), "")]
+    elif key := _DOCKER_KEYS.get(secret_type):
+        if key not in data:
+            return [required(path.key(key), "")]
+        if msg := go_json_map_error(_decoded(data[key])):
+            return [invalid(path.key(key), "<secret contents redacted>", msg)]
+    elif secret_type == SECRET_TYPE_BASIC_AUTH:
+        # Either may be empty, but one of them must be present.
+        if "username" not in data and "password" not in data:
+            return [required(path.key("username"), ""), required(path.key("password"), "")]
+    elif secret_type == SECRET_TYPE_SSH_AUTH:
+        if not data.get("ssh-privatekey"):
+            return [required(path.key("ssh-privatekey"), "")]
+    elif secret_type == SECRET_TYPE_TLS:
+        return [required(path.key(k), "") for k in ("tls.crt", "tls.key") if k not in data]
+    return []
+
+
+def validate_secret(secret: Object) -> list[FieldError]:
+    """``ValidateSecret`` without ObjectMeta (the store validates that)."""
+    data: Mapping[str, str | None] = secret.get("data") or {}
+    path = Path("data")
+    errs = [e for key in data for e in _key_errors(path.key(key), key)]
+    errs += _size_errors(sum(len(_decoded(v)) for v in data.values()), path)
+    return errs + _validate_secret_type(secret, data)
+
+
+class SecretStrategy(Strategy):
+    """Upstream ``secret`` strategy: stringData merged on write, per-type rules, the type
+    fixed after create, and ``immutable``."""
+
+    def prepare_for_create(self, obj: Object) -> None:
+        merge_string_data(obj)
+
+    def prepare_for_update(self, new: Object, old: Object) -> None:
+        merge_string_data(new)
+        if not new.get("type"):  # upstream keeps this for callers that skip defaulting
+            new["type"] = old.get("type")
+
+    def validate(self, obj: Object) -> list[FieldError]:
+        return validate_secret(obj)
+
+    def validate_update(self, new: Object, old: Object) -> list[FieldError]:
+        errs = validation.validate_immutable_field(
+            new.get("type") or "", old.get("type") or "", Path("type")
+        )
+        return errs + _immutable_errors(new, old, ("data",)) + validate_secret(new)
+
+
+# --- Go's JSON checks, for docker config secrets --------------------------------------------
+
+
+class _JSONSyntaxError(ValueError):
+    pass
+
+
+_JSON_SPACE = b" \t\r\n"
+_DIGITS = b"0123456789"
+_HEX = b"0123456789abcdefABCDEF"
+_ESCAPES = b'"\\/bfnrt'
+_LITERALS = {ord("t"): b"true", ord("f"): b"false", ord("n"): b"null"}
+_MAX_DEPTH = 10000
+#: The closing bracket allowed right after an opening one (``[]``, ``{}``).
+_CLOSERS = {"value_or_end": ord("]"), "key_or_end": ord("}")}
+
+
+def _quote_char(c: int) -> str:
+    """``encoding/json``'s ``quoteChar``: a byte in single quotes, Go-escaped."""
+    if c == ord("'"):
+        return "'\\''"
+    if c == ord('"'):
+        return "'\"'"
+    return "'" + go_quote(chr(c))[1:-1] + "'"
+
+
+def _invalid_char(c: int, context: str) -> _JSONSyntaxError:
+    return _JSONSyntaxError(f"invalid character {_quote_char(c)} {context}")
+
+
+def _at(data: bytes, pos: int) -> int:
+    """The byte at ``pos``; past the end, a space, which is what Go's scanner feeds at EOF."""
+    return data[pos] if pos < len(data) else 0x20
+
+
+def _scan_string(data: bytes, pos: int) -> int:
+    pos += 1
+    while pos < len(data):
+        c = data[pos]
+        if c == ord('"'):
+            return pos + 1
+        if c == ord("\\"):
+            pos += 1
+            c = _at(data, pos)
+            if c == ord("u"):
+                for _ in range(4):
+                    pos += 1
+                    if _at(data, pos) not in _HEX:
+                        raise _invalid_char(_at(data, pos), "in \\u hexadecimal character escape")
+            elif c not in _ESCAPES:
+                raise _invalid_char(c, "in string escape code")
+        elif c < 0x20:
+            raise _invalid_char(c, "in string literal")
+        pos += 1
+    raise _JSONSyntaxError("unexpected end of JSON input")
+
+
+def _scan_digits(data: bytes, pos: int, context: str) -> int:
+    if _at(data, pos) not in _DIGITS:
+        raise _invalid_char(_at(data, pos), context)
+    while _at(data, pos) in _DIGITS:
+        pos += 1
+    return pos
+
+
+def _scan_number(data: bytes, pos: int) -> int:
+    if data[pos] == ord("-"):
+        pos += 1
+    if _at(data, pos) == ord("0"):
+        pos += 1
+    else:
+        pos = _scan_digits(data, pos, "in numeric literal")
+    if _at(data, pos) == ord("."):
+        pos = _scan_digits(data, pos + 1, "after decimal point in numeric literal")
+    if _at(data, pos) in b"eE":
+        pos += 1
+        if _at(data, pos) in b"+-":
+            pos += 1
+        pos = _scan_digits(data, pos, "in exponent of numeric literal")
+    return pos
+
+
+def _scan_scalar(data: bytes, pos: int) -> int:
+    c = data[pos]
+    if c == ord('"'):
+        return _scan_string(data, pos)
+    if word := _LITERALS.get(c):
+        for i in range(1, len(word)):
+            if _at(data, pos + i) != word[i]:
+                expecting = _quote_char(word[i])
+                raise _invalid_char(
+                    _at(data, pos + i), f"in literal {word.decode()} (expecting {expecting})"
+                )
+        return pos + len(word)
+    if c == ord("-") or c in _DIGITS:
+        return _scan_number(data, pos)
+    raise _invalid_char(c, "looking for beginning of value")
+
+
+def _check_json(data: bytes) -> None:
+    """Go's ``checkValid``: the first syntax error, with the scanner's exact text."""
+    stack: list[int] = []  # the open brackets
+    state = "value"  # value | value_or_end | key | key_or_end | colon | next
+    pos = 0
+    while True:
+        while pos < len(data) and data[pos] in _JSON_SPACE:
+            pos += 1
+        if pos == len(data):
+            if state == "next" and not stack:
+                return
+            raise _JSONSyntaxError("unexpected end of JSON input")
+        c = data[pos]
+        if c == _CLOSERS.get(state):
+            stack.pop()
+            pos, state = pos + 1, "next"
+        elif state in ("value", "value_or_end"):
+            if c in b"{[":
+                if len(stack) >= _MAX_DEPTH:
+                    raise _JSONSyntaxError("exceeded max depth")
+                stack.append(c)
+                pos, state = pos + 1, ("key_or_end" if c == ord("{") else "value_or_end")
+            else:
+                pos, state = _scan_scalar(data, pos), "next"
+        elif state in ("key", "key_or_end"):
+            if c != ord('"'):
+                raise _invalid_char(c, "looking for beginning of object key string")
+            pos, state = _scan_string(data, pos), "colon"
+        elif state == "colon":
+            if c != ord(":"):
+                raise _invalid_char(c, "after object key")
+            pos, state = pos + 1, "value"
+        elif not stack:
+            raise _invalid_char(c, "after top-level value")
+        else:
+            in_object = stack[-1] == ord("{")
+            if c == ord(","):
+                state = "key" if in_object else "value"
+            elif c == ord("}" if in_object else "]"):
+                stack.pop()
+            else:
+                raise _invalid_char(
+                    c, "after object key:value pair" if in_object else "after array element"
+                )
+            pos += 1
+
+
+def go_json_map_error(data: bytes) -> str | None:
+    """The error of Go's ``json.Unmarshal(data, &map[string]interface{}{})``, or None.
+
+    ``ValidateSecret`` reports it verbatim for malformed docker config secrets.
+    """
+    try:
+        _check_json(data)
+    except _JSONSyntaxError as exc:
+        return str(exc)
+    first = data.lstrip(_JSON_SPACE)[:1]
+    if first in (b"{", b"n"):  # an object, or null (a nil map)
+        return None
+    kind = {b"[": "array", b'"': "string", b"t": "bool", b"f": "bool"}.get(first, "number")
+    return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+
+
+# --- resources ------------------------------------------------------------------------------
+
+
+def _data_count(*fields: str) -> Callable[[Object], int]:
+    """The DATA cell: how many keys the given maps hold together."""
+    return lambda obj: sum(len(obj.get(f) or {}) for f in fields)
+
+
+def resources() -> list[Resource]:
+    """The core/v1 resources this module defines."""
+    return [
+        Resource(
+            group="",
+            kind="Namespace",
+            plural="namespaces",
+            singular="namespace",
+            namespaced=False,
+            versions={"v1": ResourceVersion("v1", Namespace, _GA, default_namespace)},
+            hub_version="v1",
+            storage_version="v1",
+            strategy=NamespaceStrategy(),
+            short_names=("ns",),
+            subresources=("status", "finalize"),
+            field_labels=("status.phase",),
+            columns=(
+                NAME,
+                Column(
+                    "Status",
+                    "string",
+                    "The status of the namespace",
+                    lambda obj: (obj.get("status") or {}).get("phase", ""),
+                ),
+                AGE,
+            ),
+        ),
+        Resource(
+            group="",
+            kind="ConfigMap",
+            plural="configmaps",
+            singular="configmap",
+            namespaced=True,
+            versions={"v1": ResourceVersion("v1", ConfigMap, _GA)},
+            hub_version="v1",
+            storage_version="v1",
+            strategy=ConfigMapStrategy(),
+            short_names=("cm",),
+            columns=(
+                NAME,
+                Column("Data", "string", CONFIG_MAP_DATA_DOC, _data_count("data", "binaryData")),
+                AGE,
+            ),
+        ),
+        Resource(
+            group="",
+            kind="Secret",
+            plural="secrets",
+            singular="secret",
+            namespaced=True,
+            versions={"v1": ResourceVersion("v1", Secret, _GA, default_secret)},
+            hub_version="v1",
+            storage_version="v1",
+            strategy=SecretStrategy(),
+            field_labels=("type",),
+            columns=(
+                NAME,
+                Column("Type", "string", SECRET_TYPE_DOC, lambda obj: obj.get("type", "")),
+                Column("Data", "string", SECRET_DATA_DOC, _data_count("data")),
+                AGE,
+            ),
+        ),
+    ]

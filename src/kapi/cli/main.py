@@ -1,0 +1,129 @@
+"""The ``kapi`` command: ``serve`` runs the API server, ``kubeconfig`` prints how to reach it."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from kapi.cli import kubeconfig
+from kapi.features import FeatureGate
+from kapi.server import ServerConfig, serve
+from kapi.version import DEFAULT_VERSION, Version
+
+DEFAULT_DATA_DIR = Path(".kapi")
+
+
+def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("serve", help="run the API server")
+    p.add_argument(
+        "--bind-address",
+        default="127.0.0.1",
+        help="the IP address on which to listen (default 127.0.0.1)",
+    )
+    p.add_argument(
+        "--secure-port",
+        "--port",
+        dest="port",
+        type=int,
+        default=6443,
+        help="the port on which to serve (default 6443; 0 picks a free port)",
+    )
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DATA_DIR,
+        help="where the embedded SQLite store and the kubeconfig live",
+    )
+    p.add_argument(
+        "--feature-gates",
+        default="",
+        help="comma-separated Name=true|false pairs, as kube-apiserver's",
+    )
+    p.add_argument(
+        "--emulated-version",
+        default=str(DEFAULT_VERSION),
+        help=f"the Kubernetes version whose API to serve (default {DEFAULT_VERSION})",
+    )
+    p.add_argument(
+        "--sqlite-synchronous",
+        choices=("NORMAL", "FULL"),
+        default="NORMAL",
+        help="NORMAL survives a process crash; FULL also survives a power loss",
+    )
+    p.add_argument(
+        "--watch-bookmark-interval",
+        type=float,
+        default=60.0,
+        help="seconds between BOOKMARK events on a quiet watch (default 60)",
+    )
+    p.add_argument(
+        "--compaction-interval",
+        type=float,
+        default=300.0,
+        help="seconds between compactions of storage history older than one interval "
+        "(default 300, as kube-apiserver's --etcd-compaction-interval)",
+    )
+    p.add_argument("--v", "-v", dest="verbosity", type=int, default=0, help="log verbosity")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kapi", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    _serve_parser(sub)
+    kc = sub.add_parser("kubeconfig", help="print the kubeconfig of a server's data dir")
+    kc.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    args = parser.parse_args(argv)
+    if args.command == "kubeconfig":
+        path = kubeconfig.path_for(args.data_dir)
+        if not path.exists():
+            print(f"error: no kubeconfig at {path}: start `kapi serve` first", file=sys.stderr)
+            return 1
+        sys.stdout.write(path.read_text())
+        return 0
+    return _serve(args, parser)
+
+
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbosity >= 4 else logging.INFO,
+        format="%(asctime)s %(levelname).1s %(name)s] %(message)s",
+    )
+    try:
+        gates = FeatureGate.parse(args.feature_gates)
+        emulated = Version.parse(args.emulated_version)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if emulated > DEFAULT_VERSION:
+        parser.error(f"emulated version {emulated} is newer than kapi's {DEFAULT_VERSION}")
+    port = args.port
+    if port == 0:
+        from kapi.server import free_port
+
+        port = free_port(args.bind_address)
+    config = ServerConfig(
+        bind_address=args.bind_address,
+        port=port,
+        data_dir=args.data_dir,
+        feature_gates=gates,
+        emulated_version=emulated,
+        sqlite_synchronous=args.sqlite_synchronous,
+        bookmark_interval=args.watch_bookmark_interval,
+        compaction_interval=args.compaction_interval,
+    )
+    path = kubeconfig.write(config.data_dir, f"http://{_host(args.bind_address)}:{port}")
+    print(f"kapi serving on http://{_host(args.bind_address)}:{port}", flush=True)
+    print(f"kubeconfig written to {path}", flush=True)
+    serve(config)
+    return 0
+
+
+def _host(address: str) -> str:
+    if address in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    return f"[{address}]" if ":" in address else address
+
+
+if __name__ == "__main__":
+    sys.exit(main())

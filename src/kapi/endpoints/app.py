@@ -1,0 +1,184 @@
+"""The handler chain: every HTTP request enters here.
+
+In upstream's order: request info, (authentication comes with TLS), the
+request context with its warning recorder, metrics, max body size (in the
+handlers' body read), then routing to a non-resource endpoint or to a REST
+handler.  Any :class:`StatusError` raised below becomes the upstream
+``Status`` response.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from kapi.apimachinery import errors
+from kapi.endpoints import discovery, handlers
+from kapi.endpoints.http import Receive, Request, Response, Scope, Send, send_response
+from kapi.endpoints.negotiation import negotiate_output
+from kapi.endpoints.requestinfo import parse_request_info
+from kapi.endpoints.warnings import warning_headers
+from kapi.request import RequestContext, bind
+
+if TYPE_CHECKING:
+    from kapi.server import APIServer
+
+log = logging.getLogger(__name__)
+
+NonResourceHandler = Callable[[Request], Awaitable[Response]]
+
+_NOT_FOUND = errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+
+
+class APIServerApp:
+    """The ASGI application of one :class:`~kapi.server.APIServer`."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+        self.metrics = server.metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.server.start()
+                except Exception as exc:
+                    log.exception("start-up failed")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.server.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        request = Request(scope, receive)
+        query = request.query
+        info = parse_request_info(request.method, request.path, query.get("watch") in ("1", "true"))
+        context = RequestContext(info)
+        bind(context)
+        try:
+            if info.is_resource_request:
+                response = await self._resource(request, info)
+            else:
+                response = await self._non_resource(request)
+        except errors.StatusError as exc:
+            response = Response(exc.code, orjson.dumps(exc.status))
+        except Exception as exc:
+            log.exception("internal error serving %s %s", request.method, request.path)
+            err = errors.internal_error(exc)
+            response = Response(err.code, orjson.dumps(err.status))
+        await send_response(send, response, warning_headers(context.warnings))
+        self.metrics.observe(
+            info,
+            request.method,
+            query.get("dryRun") == "All",
+            response.status,
+            time.perf_counter() - started,
+            request.headers.get("content-type", "") if request.method == "PATCH" else "",
+        )
+
+    async def _resource(self, request: Request, info: Any) -> Any:
+        server = self.server
+        resource = server.scheme.lookup(info.api_group, info.api_version, info.resource)
+        if resource is None:
+            raise _NOT_FOUND
+        if info.subresource and info.subresource not in resource.subresources:
+            raise _NOT_FOUND
+        if info.namespace and not resource.namespaced and info.resource != "namespaces":
+            raise _NOT_FOUND
+        handler = handlers.VERBS.get(info.verb)
+        if handler is None:
+            raise errors.StatusError(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )
+        if resource.namespaced and not info.namespace and info.verb not in ("list", "watch"):
+            if info.verb == "deletecollection":
+                raise _NOT_FOUND
+            raise errors.method_not_supported(resource.plural, resource.group, info.verb)
+        if info.subresource and info.verb not in ("get", "update", "patch"):
+            raise errors.method_not_supported(
+                f"{resource.plural}/{info.subresource}", resource.group, info.verb
+            )
+        output = negotiate_output(request.headers.get("accept"))
+        scope = handlers.RequestScope(
+            scheme=server.scheme,
+            store=server.stores[(resource.group, resource.plural)],
+            resource=resource,
+            version=info.api_version,
+            namespace=(info.namespace or None) if resource.namespaced else None,
+            name=info.name,
+            subresource=info.subresource,
+            output=output,
+            bookmark_interval=server.config.bookmark_interval,
+        )
+        return await handler(scope, request)
+
+    async def _non_resource(self, request: Request) -> Response:
+        path = request.path.rstrip("/") or "/"
+        if request.method not in ("GET", "HEAD"):
+            raise (
+                _NOT_FOUND
+                if path not in _KNOWN_PATHS
+                else errors.StatusError(
+                    405,
+                    "MethodNotAllowed",
+                    "the server does not allow this method on the requested resource",
+                )
+            )
+        server = self.server
+        parts = path.strip("/").split("/")
+        if parts[0] in ("healthz", "livez", "readyz"):
+            checks = server.health[parts[0]]
+            code, text = await checks.run(request.query, "/".join(parts[1:]))
+            return Response(
+                code,
+                text.encode(),
+                "text/plain; charset=utf-8",
+                [(b"x-content-type-options", b"nosniff")],
+            )
+        if path == "/version":
+            return _json(server.version_info())
+        if path == "/metrics":
+            return Response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        if path == "/api":
+            return _json(discovery.api_versions(server.address))
+        if path == "/apis":
+            return _json(discovery.api_group_list(server.scheme))
+        if parts[0] == "openapi":
+            return await server.openapi.serve(request, parts[1:])
+        if parts[0] == "api" and len(parts) == 2:
+            body = discovery.api_resource_list(server.scheme, "", parts[1])
+        elif parts[0] == "apis" and len(parts) == 2:
+            body = discovery.api_group(server.scheme, parts[1])
+            if body is not None:
+                body = {"kind": "APIGroup", "apiVersion": "v1", **body}
+        elif parts[0] == "apis" and len(parts) == 3:
+            body = discovery.api_resource_list(server.scheme, parts[1], parts[2])
+        else:
+            body = None
+        if body is None:
+            raise _NOT_FOUND
+        return _json(body)
+
+
+_KNOWN_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/metrics", "/api", "/apis"})
+
+
+def _json(body: Any) -> Response:
+    return Response(200, orjson.dumps(body))

@@ -1,0 +1,533 @@
+"""REST handlers: one HTTP verb on one resource, from query and body to Store call.
+
+The counterpart of upstream's ``endpoints/handlers``: decode the body in the
+requested version (pruning and reporting unknown and duplicate fields per
+``fieldValidation``), default and convert it to the hub version, call the
+store, and encode the result in the requested version or as a ``Table``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import jsonpatch
+import orjson
+
+from kapi.apimachinery import errors, field
+from kapi.apimachinery.field import Path
+from kapi.apimachinery.fields import FieldLabelNotSupportedError, check_field_labels
+from kapi.apimachinery.fields import FieldSelectorParseError as FieldSelectorError
+from kapi.apimachinery.fields import parse_selector as parse_field_selector
+from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
+from kapi.apimachinery.labels import parse_selector
+from kapi.endpoints import tables
+from kapi.endpoints.http import Request, Response, StreamingResponse
+from kapi.endpoints.negotiation import Output, body_media_type
+from kapi.registry.predicate import SelectionPredicate
+from kapi.registry.store import Preconditions, Store
+from kapi.request import current as current_request
+from kapi.runtime import patch, serializer
+from kapi.runtime.objects import meta
+from kapi.runtime.pruning import DecodeTypeError, prune
+from kapi.runtime.scheme import GroupVersion, Resource, Scheme
+
+Object = dict[str, Any]
+
+_FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+_PATCH_TYPES = (
+    serializer.JSON_PATCH,
+    serializer.MERGE_PATCH,
+    serializer.APPLY_PATCH,
+    serializer.STRATEGIC_MERGE_PATCH,
+)
+_PATCH_TYPES_SUPPORTED = (
+    serializer.JSON_PATCH,
+    serializer.MERGE_PATCH,
+    serializer.STRATEGIC_MERGE_PATCH,
+)
+#: Watches last between 30 and 60 minutes unless the client says otherwise (upstream).
+DEFAULT_WATCH_TIMEOUT = 1800.0
+
+
+@dataclass
+class RequestScope:
+    """Everything a handler needs about the resource a request addresses."""
+
+    scheme: Scheme
+    store: Store
+    resource: Resource
+    version: str
+    namespace: str | None
+    name: str
+    subresource: str
+    output: Output
+    bookmark_interval: float
+
+    @property
+    def api_version(self) -> str:
+        return GroupVersion(self.resource.group, self.version).api_version
+
+    # -- encoding ---------------------------------------------------------------------
+
+    def to_version(self, obj: Object) -> Object:
+        out = self.scheme.from_hub(self.resource, obj, self.version)
+        out["apiVersion"] = self.api_version
+        out["kind"] = self.resource.kind
+        return out
+
+    def respond(self, status: int, obj: Object) -> Response:
+        if self.output.as_kind == "Table":
+            obj = tables.table_for(
+                self.resource,
+                [self.to_version(obj)],
+                self.output,
+                obj["metadata"].get("resourceVersion", ""),
+            )
+        else:
+            obj = self.to_version(obj)
+        return encode(status, obj, self.output)
+
+    # -- decoding ---------------------------------------------------------------------
+
+    def decode_object(self, raw: Object, duplicates: list[str], validation: str) -> Object:
+        """A versioned request object, checked and pruned, as a defaulted hub object."""
+        if not isinstance(raw, dict):
+            raise errors.bad_request(
+                f'{self.resource.kind} in version "{self.version}" cannot be handled as a '
+                f"{self.resource.kind}: json: cannot unmarshal {_json_kind(raw)} into Go value "
+                f'of type struct {{ APIVersion string "json:\\"apiVersion,omitempty\\""; '
+                f'Kind string "json:\\"kind,omitempty\\"" }}'
+            )
+        api_version = raw.get("apiVersion") or self.api_version
+        kind = raw.get("kind") or self.resource.kind
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            raise errors.bad_request(
+                "couldn't get version/kind; json parse error: apiVersion and kind must be strings"
+            )
+        if api_version != self.api_version:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected "
+                f"API version ({self.api_version})"
+            )
+        if kind != self.resource.kind:
+            raise errors.bad_request(
+                f'{kind} in version "{self.version}" cannot be handled as a '
+                f"{self.resource.kind}: converting ({self.version}.{kind}) to "
+                f"({self.version}.{self.resource.kind}): unknown conversion"
+            )
+        raw["apiVersion"], raw["kind"] = api_version, kind
+        schema = self.resource.versions[self.version].schema
+        try:
+            unknown = prune(raw, schema)
+        except DecodeTypeError as exc:
+            raise self._cannot_handle(str(exc)) from None
+        problems = [f'unknown field "{p}"' for p in unknown]
+        problems += [f'duplicate field "{p}"' for p in duplicates]
+        if problems and validation == "Strict":
+            raise self._cannot_handle("strict decoding error: " + ", ".join(problems))
+        if problems and validation == "Warn":
+            request = current_request()
+            for problem in problems:
+                request.add_warning(problem)
+        self.scheme.default(self.resource, raw, self.version)
+        return self.scheme.to_hub(self.resource, raw, self.version)
+
+    def _cannot_handle(self, why: str) -> errors.StatusError:
+        kind = self.resource.kind
+        return errors.bad_request(
+            f'{kind} in version "{self.version}" cannot be handled as a {kind}: {why}'
+        )
+
+    def set_namespace(self, obj: Object) -> None:
+        """Fill in or check the object's namespace against the URL (upstream ``ValidNamespace``)."""
+        metadata = meta(obj)
+        if not self.resource.namespaced:
+            metadata.pop("namespace", None)
+            return
+        given = metadata.get("namespace")
+        if not given:
+            metadata["namespace"] = self.namespace
+        elif given != self.namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on "
+                "the request"
+            )
+
+
+def encode(status: int, obj: Any, output: Output) -> Response:
+    if output.media_type == serializer.YAML:
+        return Response(status, serializer.encode_yaml(obj), serializer.YAML)
+    return Response(status, orjson.dumps(obj))
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    return "number" if isinstance(value, int | float) else "null"
+
+
+# -- query parameters -----------------------------------------------------------------
+
+
+def _dry_run(query: dict[str, str]) -> bool:
+    value = query.get("dryRun")
+    if value is None or value == "":
+        return False
+    if value != "All":
+        raise errors.bad_request(f'Invalid dryRun value: "{value}", valid values are: All')
+    return True
+
+
+def _field_validation(query: dict[str, str]) -> str:
+    value = query.get("fieldValidation", "") or "Warn"
+    if value not in _FIELD_VALIDATION:
+        raise errors.bad_request(
+            f"fieldValidation parameter unsupported: {value}, valid values are: "
+            "Ignore, Warn, Strict"
+        )
+    return value
+
+
+def _predicate(query: dict[str, str], resource: Resource) -> SelectionPredicate:
+    try:
+        label = parse_selector(query.get("labelSelector", ""))
+    except LabelSelectorError as exc:
+        raise errors.bad_request(str(exc)) from None
+    try:
+        fields = parse_field_selector(query.get("fieldSelector", ""))
+    except FieldSelectorError as exc:
+        raise errors.bad_request(str(exc)) from None
+    try:
+        check_field_labels(fields, {"metadata.name", "metadata.namespace", *resource.field_labels})
+    except FieldLabelNotSupportedError as exc:
+        raise errors.bad_request(str(exc)) from None
+    return SelectionPredicate(label, fields)
+
+
+def _int_param(query: dict[str, str], name: str) -> int | None:
+    value = query.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise errors.bad_request(f'Invalid value "{value}" for {name}') from None
+
+
+def _bool_param(query: dict[str, str], name: str) -> bool | None:
+    value = query.get(name)
+    if value in (None, ""):
+        return None
+    return value.lower() in ("true", "1")
+
+
+def _validate_list_options(query: dict[str, str]) -> None:
+    rv = query.get("resourceVersion", "")
+    match = query.get("resourceVersionMatch", "")
+    errs = []
+    if match and match not in ("Exact", "NotOlderThan"):
+        errs.append(
+            field.not_supported(Path("resourceVersionMatch"), match, ["Exact", "NotOlderThan"])
+        )
+    elif match and query.get("continue"):
+        errs.append(
+            field.forbidden(
+                Path("resourceVersionMatch"),
+                "resourceVersionMatch is forbidden when continue is provided",
+            )
+        )
+    elif match and not rv:
+        errs.append(
+            field.forbidden(
+                Path("resourceVersionMatch"),
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            )
+        )
+    elif match == "Exact" and rv == "0":
+        errs.append(
+            field.forbidden(
+                Path("resourceVersionMatch"),
+                'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+            )
+        )
+    if query.get("continue") and rv not in ("", "0"):
+        errs.append(
+            field.forbidden(
+                Path("resourceVersion"),
+                "specifying resource version is not allowed when using continue",
+            )
+        )
+    if errs:
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", errs)
+
+
+# -- verbs ---------------------------------------------------------------------------
+
+
+async def get(scope: RequestScope, request: Request) -> Response:
+    obj = await scope.store.get(scope.namespace, scope.name)
+    return scope.respond(200, obj)
+
+
+async def list_(scope: RequestScope, request: Request) -> Response:
+    query = request.query
+    _validate_list_options(query)
+    result = await scope.store.list(
+        scope.namespace,
+        _predicate(query, scope.resource),
+        limit=_int_param(query, "limit") or 0,
+        continue_token=query.get("continue", ""),
+        resource_version=query.get("resourceVersion", ""),
+        resource_version_match=query.get("resourceVersionMatch", ""),
+    )
+    items = [scope.to_version(obj) for obj in result.items]
+    rv = str(result.resource_version)
+    if scope.output.as_kind == "Table":
+        table = tables.table_for(scope.resource, items, scope.output, rv)
+        if result.continue_token:
+            table["metadata"]["continue"] = result.continue_token
+        return encode(200, table, scope.output)
+    list_meta: Object = {"resourceVersion": rv}
+    if result.continue_token:
+        list_meta["continue"] = result.continue_token
+        if result.remaining is not None:
+            list_meta["remainingItemCount"] = result.remaining
+    body = {
+        "kind": scope.resource.list_kind,
+        "apiVersion": scope.api_version,
+        "metadata": list_meta,
+        "items": items,
+    }
+    return encode(200, body, scope.output)
+
+
+async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
+    query = request.query
+    timeout = _int_param(query, "timeoutSeconds")
+    events = await scope.store.watch(
+        scope.namespace,
+        _predicate(query, scope.resource),
+        resource_version=query.get("resourceVersion", ""),
+        send_initial_events=_bool_param(query, "sendInitialEvents"),
+        progress_interval=scope.bookmark_interval
+        if _bool_param(query, "allowWatchBookmarks")
+        else None,
+    )
+    return StreamingResponse(
+        200, _watch_stream(scope, events, float(timeout) if timeout else DEFAULT_WATCH_TIMEOUT)
+    )
+
+
+async def _watch_stream(
+    scope: RequestScope, events: AsyncIterator[Any], timeout: float
+) -> AsyncIterator[bytes]:
+    deadline = asyncio.get_running_loop().time() + timeout
+    iterator = aiter(events)
+    try:
+        while True:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return
+            try:
+                event = await asyncio.wait_for(anext(iterator), remaining)
+            except (TimeoutError, StopAsyncIteration):
+                return
+            obj = event.object
+            if event.type == "BOOKMARK":
+                obj = {**obj, "apiVersion": scope.api_version}
+            elif scope.output.as_kind == "Table":
+                versioned = scope.to_version(obj)
+                obj = tables.table_for(
+                    scope.resource,
+                    [versioned],
+                    scope.output,
+                    versioned["metadata"].get("resourceVersion", ""),
+                )
+            else:
+                obj = scope.to_version(obj)
+            yield orjson.dumps({"type": event.type, "object": obj}) + b"\n"
+    finally:
+        await iterator.aclose()  # type: ignore[attr-defined]
+
+
+async def _decoded_body(scope: RequestScope, request: Request, validation: str) -> Object:
+    media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES[:2])
+    body = await request.body()
+    decoded = serializer.decode(body, media, find_duplicates=validation != "Ignore")
+    return scope.decode_object(decoded.obj, decoded.duplicates, validation)
+
+
+async def create(scope: RequestScope, request: Request) -> Response:
+    query = request.query
+    if scope.name or scope.subresource:
+        raise errors.method_not_supported(scope.resource.plural, scope.resource.group, "create")
+    validation, dry_run = _field_validation(query), _dry_run(query)
+    obj = await _decoded_body(scope, request, validation)
+    scope.set_namespace(obj)
+    created = await scope.store.create(obj, dry_run=dry_run)
+    return scope.respond(201, created)
+
+
+async def update(scope: RequestScope, request: Request) -> Response:
+    query = request.query
+    validation, dry_run = _field_validation(query), _dry_run(query)
+    obj = await _decoded_body(scope, request, validation)
+    scope.set_namespace(obj)
+    name = meta(obj).get("name")
+    if not name:
+        meta(obj)["name"] = scope.name
+    elif name != scope.name:
+        raise errors.bad_request(
+            f"the name of the object ({name}) does not match the name on the URL ({scope.name})"
+        )
+    updated = await scope.store.update(
+        scope.namespace,
+        scope.name,
+        lambda _old: obj,
+        subresource=scope.subresource,
+        dry_run=dry_run,
+    )
+    return scope.respond(200, updated)
+
+
+async def patch_(scope: RequestScope, request: Request) -> Response:
+    query = request.query
+    validation, dry_run = _field_validation(query), _dry_run(query)
+    media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
+    if media not in _PATCH_TYPES_SUPPORTED:
+        raise errors.unsupported_media_type(_PATCH_TYPES_SUPPORTED)
+    body = await request.body()
+    document = serializer.decode(body, serializer.JSON, find_duplicates=False).obj
+    strategic_schema = scope.resource.versions[scope.version].schema
+
+    def apply(old: Object) -> Object:
+        current = scope.to_version(old)
+        old_rv = current["metadata"].get("resourceVersion")
+        if media == serializer.JSON_PATCH:
+            patched = _json_patch(current, document)
+        elif media == serializer.MERGE_PATCH:
+            patched = patch.merge_patch(current, document)
+        else:
+            patched = patch.strategic_merge_patch(current, document, strategic_schema)
+        if not isinstance(patched, dict):
+            raise errors.bad_request("the patch must produce an object")
+        new = scope.decode_object(patched, [], validation)
+        metadata = meta(new)
+        if metadata.get("resourceVersion") == old_rv and not _patch_sets_rv(document):
+            metadata.pop("resourceVersion", None)
+        return new
+
+    updated = await scope.store.update(
+        scope.namespace, scope.name, apply, subresource=scope.subresource, dry_run=dry_run
+    )
+    return scope.respond(200, updated)
+
+
+def _patch_sets_rv(document: Any) -> bool:
+    if isinstance(document, dict):
+        return "resourceVersion" in (document.get("metadata") or {})
+    if isinstance(document, list):
+        return any(
+            isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion"
+            for op in document
+        )
+    return False
+
+
+def _json_patch(obj: Object, document: Any) -> Any:
+    if not isinstance(document, list):
+        raise errors.bad_request(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+        )
+    try:
+        return jsonpatch.JsonPatch(document).apply(obj)
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as exc:
+        raise errors.StatusError(
+            422, "Invalid", f"the server rejected our request due to an error in our request: {exc}"
+        ) from None
+
+
+async def delete(scope: RequestScope, request: Request) -> Response:
+    query = request.query
+    options = await _delete_options(request)
+    dry_run = _dry_run(query) or options.get("dryRun") == ["All"]
+    pre = options.get("preconditions") or {}
+    preconditions = Preconditions(pre.get("uid"), pre.get("resourceVersion")) if pre else None
+    obj, gone = await scope.store.delete(
+        scope.namespace, scope.name, preconditions=preconditions, dry_run=dry_run
+    )
+    if gone:
+        details: Object = {"name": scope.name}
+        if scope.resource.group:
+            details["group"] = scope.resource.group
+        details["kind"] = scope.resource.plural
+        details["uid"] = obj["metadata"].get("uid", "")
+        status = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": details,
+        }
+        return encode(200, status, scope.output)
+    return scope.respond(200, obj)
+
+
+async def delete_collection(scope: RequestScope, request: Request) -> Response:
+    query = request.query
+    options = await _delete_options(request)
+    dry_run = _dry_run(query) or options.get("dryRun") == ["All"]
+    deleted = await scope.store.delete_collection(
+        scope.namespace, _predicate(query, scope.resource), dry_run=dry_run
+    )
+    body = {
+        "kind": scope.resource.list_kind,
+        "apiVersion": scope.api_version,
+        "metadata": {},
+        "items": [scope.to_version(obj) for obj in deleted],
+    }
+    return encode(200, body, scope.output)
+
+
+async def _delete_options(request: Request) -> Object:
+    body = await request.body()
+    if not body.strip():
+        return {}
+    media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES[:2])
+    options = serializer.decode(body, media, find_duplicates=False).obj
+    if not isinstance(options, dict):
+        raise errors.bad_request("DeleteOptions must be an object")
+    policy = options.get("propagationPolicy")
+    if policy not in (None, "Orphan", "Background", "Foreground"):
+        raise errors.invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [_unsupported_policy(policy)],
+        )
+    return options
+
+
+def _unsupported_policy(policy: Any) -> field.FieldError:
+    return field.not_supported(
+        Path("propagationPolicy"), policy, ["Foreground", "Background", "Orphan", "nil"]
+    )
+
+
+VERBS = {
+    "get": get,
+    "list": list_,
+    "watch": watch,
+    "create": create,
+    "update": update,
+    "patch": patch_,
+    "delete": delete,
+    "deletecollection": delete_collection,
+}

@@ -1,0 +1,105 @@
+"""A thin request/response layer over raw ASGI.
+
+kapi speaks ASGI directly rather than through a web framework: the hot path
+(a GET of one object) is a path split, a storage read and an orjson dump,
+and every layer a framework adds shows up in the GET benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from kapi.apimachinery import errors
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+#: Upstream's limit on request bodies (3 MiB).
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+
+
+class Request:
+    __slots__ = ("_headers", "_query", "method", "path", "receive", "scope")
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.scope = scope
+        self.receive = receive
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self._query: dict[str, str] | None = None
+        self._headers: dict[str, str] | None = None
+
+    @property
+    def query(self) -> dict[str, str]:
+        """Query parameters; the first value of a repeated one wins, as in Go's ``Get``."""
+        if self._query is None:
+            raw = self.scope.get("query_string", b"").decode("latin-1")
+            self._query = {k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()}
+        return self._query
+
+    @property
+    def headers(self) -> dict[str, str]:
+        if self._headers is None:
+            headers: dict[str, str] = {}
+            for key, value in self.scope["headers"]:
+                name = key.decode("latin-1")
+                text = value.decode("latin-1")
+                headers[name] = f"{headers[name]}, {text}" if name in headers else text
+            self._headers = headers
+        return self._headers
+
+    async def body(self, limit: int = MAX_REQUEST_BODY_BYTES) -> bytes:
+        """The whole body; over ``limit`` bytes is 413, as upstream's ``limitedReadBody``."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise errors.request_entity_too_large(f"limit is {limit}")
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        return b"".join(chunks)
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+
+@dataclass
+class StreamingResponse:
+    """A response written chunk by chunk (watch): each chunk is flushed as it comes."""
+
+    status: int
+    chunks: AsyncIterator[bytes]
+    content_type: str = "application/json"
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+
+async def send_response(
+    send: Send, response: Response | StreamingResponse, extra: list[tuple[bytes, bytes]]
+) -> None:
+    headers = [(b"content-type", response.content_type.encode()), *response.headers, *extra]
+    if isinstance(response, Response):
+        headers.append((b"content-length", str(len(response.body)).encode()))
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        await send({"type": "http.response.body", "body": response.body})
+        return
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    try:
+        async for chunk in response.chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    finally:
+        await send({"type": "http.response.body", "body": b""})

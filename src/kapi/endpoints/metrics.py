@@ -1,0 +1,128 @@
+"""Prometheus metrics under upstream's names and labels.
+
+Each server has its own registry (tests run several in one process), and the
+label values follow upstream's ``endpoints/metrics``: verbs upper-case with
+LIST/WATCH/APPLY told apart, ``scope`` one of resource/namespace/cluster.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from kapi.request import RequestInfo
+
+_REQUEST_LABELS = (
+    "verb",
+    "dry_run",
+    "group",
+    "version",
+    "resource",
+    "subresource",
+    "scope",
+    "component",
+)
+#: Upstream's request duration buckets (seconds).
+_DURATION_BUCKETS = (
+    0.005,
+    0.025,
+    0.05,
+    0.1,
+    0.2,
+    0.4,
+    0.6,
+    0.8,
+    1.0,
+    1.25,
+    1.5,
+    2,
+    3,
+    4,
+    5,
+    6,
+    8,
+    10,
+    15,
+    20,
+    30,
+    45,
+    60,
+)
+_VERBS = {
+    "get": "GET",
+    "list": "LIST",
+    "watch": "WATCH",
+    "create": "POST",
+    "update": "PUT",
+    "patch": "PATCH",
+    "delete": "DELETE",
+    "deletecollection": "DELETE",
+}
+
+
+class APIServerMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "apiserver_request_total",
+            "Counter of apiserver requests broken out for each verb, dry run value, group, "
+            "version, resource, scope, component, and HTTP response code.",
+            (*_REQUEST_LABELS, "code"),
+            registry=self.registry,
+        )
+        self.duration = Histogram(
+            "apiserver_request_duration_seconds",
+            "Response latency distribution in seconds for each verb, dry run value, group, "
+            "version, resource, subresource, scope and component.",
+            _REQUEST_LABELS,
+            buckets=_DURATION_BUCKETS,
+            registry=self.registry,
+        )
+        self.healthcheck = Gauge(
+            "kubernetes_healthcheck",
+            "This metric records the result of a single healthcheck.",
+            ("name", "type"),
+            registry=self.registry,
+        )
+        self.healthchecks = Counter(
+            "kubernetes_healthchecks_total",
+            "This metric records the results of all healthcheck.",
+            ("name", "status", "type"),
+            registry=self.registry,
+        )
+
+    def observe(
+        self,
+        info: RequestInfo,
+        method: str,
+        dry_run: bool,
+        code: int,
+        seconds: float,
+        patch_type: str = "",
+    ) -> None:
+        if info.is_resource_request:
+            verb = _VERBS.get(info.verb, info.verb.upper())
+            if verb == "PATCH" and patch_type == "application/apply-patch+yaml":
+                verb = "APPLY"
+            if (info.namespace and info.resource != "namespaces") or (
+                info.name and (info.resource != "namespaces")
+            ):
+                scope = "resource" if info.name else "namespace"
+            else:
+                scope = "resource" if info.name else "cluster"
+            labels = (
+                verb,
+                "All" if dry_run else "",
+                info.api_group,
+                info.api_version,
+                info.resource,
+                info.subresource,
+                scope,
+                "apiserver",
+            )
+        else:
+            labels = (method, "", "", "", "", "", "", "apiserver")
+        self.requests.labels(*labels, str(code)).inc()
+        self.duration.labels(*labels).observe(seconds)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,195 @@
+"""``/openapi/v3``: an index of group-versions and one OAS 3.0 document for each.
+
+Documents are generated from the scheme's declared schemas and cached by
+content hash; the index links each with ``?hash=`` so clients can cache
+them, as upstream's ``/openapi/v3`` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import orjson
+
+from kapi.apimachinery import errors
+from kapi.endpoints.http import Request, Response
+from kapi.runtime import schema
+from kapi.runtime.scheme import GroupVersion, Resource, Scheme
+
+Object = dict[str, Any]
+
+_QUERY = "query"
+_COMMON_WRITE_PARAMS = (
+    ("dryRun", "When present, indicates that modifications should not be persisted."),
+    (
+        "fieldManager",
+        "fieldManager is a name associated with the actor or entity that is making these changes.",
+    ),
+    (
+        "fieldValidation",
+        "fieldValidation instructs the server on how to handle objects in the "
+        "request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: "
+        "Ignore, Warn (the default) and Strict.",
+    ),
+)
+_LIST_PARAMS = (
+    "allowWatchBookmarks",
+    "continue",
+    "fieldSelector",
+    "labelSelector",
+    "limit",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+    "watch",
+)
+
+
+class OpenAPIService:
+    def __init__(self, scheme: Scheme) -> None:
+        self.scheme = scheme
+        self._cache: dict[str, tuple[bytes, str]] = {}
+        self._cache_key: object = None
+
+    def _documents(self) -> dict[str, tuple[bytes, str]]:
+        key = (self.scheme.emulated_version, tuple(id(r) for r in self.scheme.resources()))
+        if key != self._cache_key:
+            docs: dict[str, tuple[bytes, str]] = {}
+            for group, versions in self.scheme.group_versions().items():
+                for version in versions:
+                    path = f"apis/{group}/{version}" if group else f"api/{version}"
+                    body = orjson.dumps(self.document(group, version))
+                    docs[path] = (body, hashlib.sha512(body).hexdigest().upper())
+            self._cache, self._cache_key = docs, key
+        return self._cache
+
+    async def serve(self, request: Request, parts: list[str]) -> Response:
+        if parts == ["v3"]:
+            docs = self._documents()
+            index = {
+                "paths": {
+                    path: {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
+                    for path, (_, digest) in sorted(docs.items())
+                }
+            }
+            return Response(200, orjson.dumps(index))
+        if parts[:1] == ["v3"]:
+            found = self._documents().get("/".join(parts[1:]))
+            if found is not None:
+                body, digest = found
+                etag = f'"{digest}"'
+                if request.headers.get("if-none-match") == etag:
+                    return Response(304, b"", headers=[(b"etag", etag.encode())])
+                cache = (
+                    b"public, immutable"
+                    if request.query.get("hash") == digest
+                    else b"no-cache, private"
+                )
+                return Response(
+                    200, body, headers=[(b"etag", etag.encode()), (b"cache-control", cache)]
+                )
+        raise errors.StatusError(
+            404, "NotFound", "the server could not find the requested resource"
+        )
+
+    def document(self, group: str, version: str) -> Object:
+        resources = [
+            r
+            for r in self.scheme.resources()
+            if r.group == group and self.scheme.served(r, version)
+        ]
+        roots = []
+        paths: Object = {}
+        for resource in resources:
+            struct = resource.versions[version].schema
+            roots.append(struct)
+            paths.update(_paths(resource, version, struct))
+        from kapi.apis.meta import list_struct
+
+        roots += [list_struct(r.versions[version].schema) for r in resources]
+        return {
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": f"v{self.scheme.emulated_version}.0"},
+            "paths": dict(sorted(paths.items())),
+            "components": {"schemas": schema.components(roots)},
+        }
+
+
+def _param(name: str, description: str = "") -> Object:
+    param: Object = {"name": name, "in": _QUERY, "schema": {"type": "string", "uniqueItems": True}}
+    if description:
+        param["description"] = description
+    return param
+
+
+def _paths(resource: Resource, version: str, struct: schema.Struct) -> Object:
+    gv = GroupVersion(resource.group, version)
+    base = f"/apis/{gv.api_version}" if resource.group else f"/api/{version}"
+    collection = (
+        f"{base}/namespaces/{{namespace}}/{resource.plural}"
+        if resource.namespaced
+        else f"{base}/{resource.plural}"
+    )
+    gvk = {"group": resource.group, "version": version, "kind": resource.kind}
+    ref = {"$ref": f"#/components/schemas/{struct.name}"}
+    list_ref = {"$ref": f"#/components/schemas/{struct.name}List"}
+    body = {"content": {"*/*": {"schema": ref}}, "required": True}
+
+    def op(
+        action: str,
+        verb: str,
+        response: Object,
+        params: tuple[str, ...] = (),
+        with_body: bool = False,
+    ) -> Object:
+        out: Object = {
+            "operationId": f"{verb}{resource.kind}",
+            "parameters": [_param(n) for n in params],
+            "responses": {
+                "200": {"description": "OK", "content": {"application/json": {"schema": response}}}
+            },
+            "x-kubernetes-action": action,
+            "x-kubernetes-group-version-kind": gvk,
+        }
+        if with_body:
+            out["parameters"] = [_param(n, d) for n, d in _COMMON_WRITE_PARAMS]
+            out["requestBody"] = body
+        return out
+
+    item = f"{collection}/{{name}}"
+    paths: Object = {
+        collection: {
+            "get": op("list", "list", list_ref, _LIST_PARAMS),
+            "post": op("post", "create", ref, with_body=True),
+            "delete": op("deletecollection", "deleteCollection", {}),
+        },
+        item: {
+            "get": op("get", "read", ref),
+            "put": op("put", "replace", ref, with_body=True),
+            "patch": {
+                **op("patch", "patch", ref, with_body=True),
+                "requestBody": {
+                    "content": {
+                        t: {"schema": {"type": "object"}}
+                        for t in (
+                            "application/json-patch+json",
+                            "application/merge-patch+json",
+                            "application/strategic-merge-patch+json",
+                            "application/apply-patch+yaml",
+                        )
+                    },
+                    "required": True,
+                },
+            },
+            "delete": op("delete", "delete", {}),
+        },
+    }
+    if "status" in resource.subresources:
+        paths[f"{item}/status"] = {
+            "get": op("get", "read", ref),
+            "put": op("put", "replace", ref, with_body=True),
+            "patch": op("patch", "patch", ref, with_body=True),
+        }
+    return paths

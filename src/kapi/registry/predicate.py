@@ -1,0 +1,51 @@
+"""Label and field selectors applied to objects (upstream ``SelectionPredicate``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kapi.apimachinery.fields import FieldSelector
+from kapi.apimachinery.labels import Selector
+
+Object = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SelectionPredicate:
+    label: Selector | None = None
+    field: FieldSelector | None = None
+
+    def empty(self) -> bool:
+        return (self.label is None or self.label.empty()) and (
+            self.field is None or self.field.empty()
+        )
+
+    def matches(self, obj: Object) -> bool:
+        metadata = obj.get("metadata", {})
+        if self.label is not None and not self.label.matches(metadata.get("labels") or {}):
+            return False
+        return self.field is None or self.field.matches(self._field_set(obj))
+
+    def single_name(self) -> str | None:
+        """The name an exact ``metadata.name=`` requirement pins, if any."""
+        return None if self.field is None else self.field.exact("metadata.name")
+
+
+    def _field_set(self, obj: Object) -> dict[str, str]:
+        """The values of the fields the selector names, read by their dotted paths.
+
+        Which paths are allowed was checked when the selector was parsed
+        (``metadata.name``, ``metadata.namespace`` and the kind's field labels).
+        """
+        assert self.field is not None
+        fields: dict[str, str] = {}
+        for requirement in self.field.requirements:
+            node: Any = obj
+            for part in requirement.field.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            fields[requirement.field] = "" if node is None else str(node)
+        return fields
+
+
+EVERYTHING = SelectionPredicate()

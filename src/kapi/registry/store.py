@@ -1,0 +1,626 @@
+"""The generic store: one resource's REST semantics on top of :class:`Storage`.
+
+The counterpart of upstream's ``genericregistry.Store``: it turns
+get/list/create/update/delete/watch on hub-version objects into storage
+operations, with optimistic concurrency (resourceVersion preconditions),
+ObjectMeta system fields, generation, finalizers and graceful deletion, the
+status subresource, admission, and the encoding of objects in the storage
+version.  It knows nothing of HTTP.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from kapi.admission.interface import Attributes, Operation
+from kapi.apimachinery import errors, field, validation
+from kapi.apimachinery.field import Path
+from kapi.registry.predicate import SelectionPredicate
+from kapi.registry.strategy import Strategy, SubresourceStrategy
+from kapi.request import current as current_request
+from kapi.runtime.objects import deep_copy, meta, now_rfc3339
+from kapi.runtime.scheme import Resource, Scheme
+from kapi.storage.interface import (
+    ConflictError,
+    EventType,
+    ExpiredError,
+    FutureRevisionError,
+    KeyExistsError,
+    KeyNotFoundError,
+    KeyValue,
+    Storage,
+)
+
+Object = dict[str, Any]
+Admit = Callable[[Attributes], Awaitable[None]]
+
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+_MAX_GENERATED_NAME_LENGTH = 63 - 5
+_LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
+_CONTINUE_TOO_OLD = (
+    "The provided continue parameter is too old to display a consistent list result. "
+    "You can start a new list without the continue parameter, or use the continue token "
+    "in this response to retrieve the remainder of the results. Continuing with the provided "
+    "token results in an inconsistent list - objects that were created, modified, or deleted "
+    "between the time the first chunk was returned and now may show up in the list."
+)
+
+
+@dataclass
+class ListResult:
+    items: list[Object]
+    resource_version: int
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+@dataclass
+class WatchEvent:
+    """``ADDED``, ``MODIFIED``, ``DELETED`` or ``BOOKMARK`` with a hub object."""
+
+    type: str
+    object: Object
+
+
+@dataclass
+class Preconditions:
+    uid: str | None = None
+    resource_version: str | None = None
+
+
+class Store:
+    """REST semantics for one resource."""
+
+    def __init__(
+        self, resource: Resource, storage: Storage, scheme: Scheme, admit: Admit | None = None
+    ) -> None:
+        self.resource = resource
+        self.storage = storage
+        self.scheme = scheme
+        self.strategy: Strategy = resource.strategy
+        self.subresource_strategies = {
+            name: SubresourceStrategy(self.strategy, name, path)
+            for name, path in self.strategy.subresource_fields.items()
+        }
+        self._admit = admit
+        self._prefix = resource.storage_prefix()
+        self._storage_version = resource.storage_version
+        self._recode = resource.storage_version != resource.hub_version
+
+    # -- encoding --------------------------------------------------------------------
+
+    def decode(self, kv: KeyValue) -> Object:
+        """A stored value as a hub object, with its resourceVersion set from the revision."""
+        obj = orjson.loads(kv.value)
+        if self._recode:
+            obj = self.scheme.to_hub(self.resource, obj, self._storage_version)
+        obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+        return obj
+
+    def encode(self, obj: Object) -> bytes:
+        """A hub object in the storage version; resourceVersion is never stored."""
+        metadata = obj["metadata"]
+        rv = metadata.pop("resourceVersion", None)
+        try:
+            stored = (
+                self.scheme.from_hub(self.resource, deep_copy(obj), self._storage_version)
+                if self._recode
+                else obj
+            )
+            return orjson.dumps(stored)
+        finally:
+            if rv is not None:
+                metadata["resourceVersion"] = rv
+
+    def _key(self, namespace: str | None, name: str) -> str:
+        return self.resource.key(namespace, name)
+
+    def _namespace_prefix(self, namespace: str | None) -> str:
+        if self.resource.namespaced and namespace:
+            return f"{self._prefix}{namespace}/"
+        return self._prefix
+
+    # -- reads -----------------------------------------------------------------------
+
+    async def get(self, namespace: str | None, name: str) -> Object:
+        kv = await self.storage.get(self._key(namespace, name))
+        if kv is None:
+            raise self._not_found(name)
+        return self.decode(kv)
+
+    async def list(
+        self,
+        namespace: str | None,
+        predicate: SelectionPredicate,
+        *,
+        limit: int = 0,
+        continue_token: str = "",
+        resource_version: str = "",
+        resource_version_match: str = "",
+    ) -> ListResult:
+        prefix = self._namespace_prefix(namespace)
+        revision, start = 0, None
+        if continue_token:
+            revision, start = self._decode_continue(continue_token, prefix)
+        elif resource_version_match == "Exact":
+            revision = _parse_rv(resource_version)
+        elif resource_version not in ("", "0"):
+            await self._wait_for_revision(_parse_rv(resource_version))
+        single = predicate.single_name()
+        one_key = single is not None and (prefix != self._prefix or not self.resource.namespaced)
+        items: list[Object] = []
+        try:
+            if one_key and not continue_token:
+                return await self._list_one(prefix + str(single), predicate, revision)
+            while True:
+                chunk = limit - len(items) if limit else 0
+                result = await self.storage.list(
+                    prefix, revision=revision, start_key=start, limit=chunk
+                )
+                revision = result.revision
+                for kv in result.kvs:
+                    obj = self.decode(kv)
+                    if predicate.matches(obj):
+                        items.append(obj)
+                if not result.more:
+                    return ListResult(items, revision)
+                start = result.kvs[-1].key + "\x00"
+                if limit and len(items) >= limit:
+                    token = self._encode_continue(revision, start, prefix)
+                    remaining = result.remaining if predicate.empty() else None
+                    return ListResult(items, revision, token, remaining)
+        except ExpiredError:
+            raise errors.resource_expired(
+                _CONTINUE_TOO_OLD if continue_token else _LIST_TOO_OLD
+            ) from None
+        except FutureRevisionError as exc:
+            raise _too_large(exc.requested, exc.current) from None
+
+    async def _list_one(self, key: str, predicate: SelectionPredicate, revision: int) -> ListResult:
+        """``fieldSelector=metadata.name=x`` in one namespace reads one key, not a scan."""
+        if revision:
+            result = await self.storage.list(key, revision=revision)
+            kvs = [kv for kv in result.kvs if kv.key == key]
+            at = result.revision
+        else:
+            kv = await self.storage.get(key)
+            kvs = [kv] if kv is not None else []
+            at = await self.storage.current_revision()
+        return ListResult([o for o in map(self.decode, kvs) if predicate.matches(o)], at)
+
+    async def _wait_for_revision(self, revision: int) -> None:
+        current = await self.storage.current_revision()
+        if revision > current:
+            raise _too_large(revision, current)
+
+    def _encode_continue(self, revision: int, start: str, prefix: str) -> str:
+        token = {"v": "meta.k8s.io/v1", "rv": revision, "start": start[len(self._prefix) :]}
+        return base64.urlsafe_b64encode(orjson.dumps(token)).decode().rstrip("=")
+
+    def _decode_continue(self, token: str, prefix: str) -> tuple[int, str]:
+        """Decode upstream's continue token: base64 JSON ``{"v", "rv", "start"}``."""
+        try:
+            data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            version_ok = isinstance(data, dict) and data.get("v") == "meta.k8s.io/v1"
+            revision, start = (int(data["rv"]), str(data["start"])) if version_ok else (0, "")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise errors.bad_request(f"continue key is not valid: {exc}") from None
+        if not version_ok:
+            raise errors.bad_request(
+                "continue key is not valid: incorrect encoded start resourceVersion "
+                "(version meta.k8s.io/v1)"
+            )
+        if ".." in start.split("/") or revision <= 0:
+            raise errors.bad_request("continue key is not valid: invalid start key")
+        full = self._prefix + start
+        if not full.startswith(prefix):
+            raise errors.bad_request("continue key is not valid: key is outside the list's scope")
+        return revision, full
+
+    # -- writes ----------------------------------------------------------------------
+
+    async def create(self, obj: Object, *, dry_run: bool = False) -> Object:
+        """Create ``obj`` (a hub object whose namespace is already set)."""
+        metadata = meta(obj)
+        metadata.pop("deletionTimestamp", None)
+        metadata.pop("deletionGracePeriodSeconds", None)
+        self.strategy.prepare_for_create(obj)
+        metadata["uid"] = str(uuid.uuid4())
+        metadata["creationTimestamp"] = now_rfc3339()
+        metadata.pop("resourceVersion", None)
+        metadata.pop("selfLink", None)
+        if self.strategy.has_generation:
+            metadata["generation"] = 1
+        else:
+            metadata.pop("generation", None)
+        if not metadata.get("name") and metadata.get("generateName"):
+            metadata["name"] = _generate_name(metadata["generateName"])
+        self._validate_create(obj)
+        namespace, name = metadata.get("namespace"), metadata["name"]
+        await self._run_admission(Operation.CREATE, obj, None, dry_run)
+        key = self._key(namespace, name)
+        if dry_run:
+            if await self.storage.get(key) is not None:
+                raise self._already_exists(name)
+            return obj
+        try:
+            kv = await self.storage.create(key, self.encode(obj))
+        except KeyExistsError:
+            raise self._already_exists(name) from None
+        metadata["resourceVersion"] = str(kv.mod_revision)
+        return obj
+
+    def _validate_create(self, obj: Object) -> None:
+        metadata = obj["metadata"]
+        errs = self.strategy.validate(obj)
+        if not errs:
+            errs = validation.validate_object_meta(
+                metadata,
+                namespaced=self.resource.namespaced,
+                name_validator=self.strategy.validate_name,
+                path=Path("metadata"),
+            )
+        if errs:
+            raise errors.invalid(
+                self.resource.kind, self.resource.group, metadata.get("name", ""), errs
+            )
+        self._warn(self.strategy.warnings_on_create(obj))
+        self.strategy.canonicalize(obj)
+
+    async def update(
+        self,
+        namespace: str | None,
+        name: str,
+        update: Callable[[Object], Object],
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+        force_precondition: str | None = None,
+    ) -> Object:
+        """Read-modify-write of one object, retried on conflicts (``GuaranteedUpdate``).
+
+        ``update`` receives a copy of the current hub object and returns the
+        desired one.  When the desired object carries a resourceVersion, or
+        ``force_precondition`` is given, the write is conditional on it and
+        a mismatch is a 409 Conflict instead of a retry.
+        """
+        key = self._key(namespace, name)
+        kv = await self.storage.get(key)
+        while True:
+            if kv is None:
+                raise self._not_found(name)
+            old = self.decode(kv)
+            new = update(deep_copy(old))
+            expected = force_precondition or new.get("metadata", {}).get("resourceVersion")
+            if expected and expected != old["metadata"]["resourceVersion"]:
+                raise self._conflict(name)
+            if not expected and not self.strategy.allow_unconditional_update:
+                raise errors.invalid(
+                    self.resource.kind,
+                    self.resource.group,
+                    name,
+                    [
+                        field.invalid(
+                            Path("metadata", "resourceVersion"),
+                            0,
+                            "must be specified for an update",
+                        )
+                    ],
+                )
+            self._prepare_update(new, old, subresource)
+            if new == old:
+                return old
+            await self._run_admission(Operation.UPDATE, new, old, dry_run, subresource)
+            if dry_run:
+                return new
+            if _pending_deletion(new) and not self.strategy.has_pending_finalizers(new):
+                return await self._delete_now(key, name, kv.mod_revision, new)
+            try:
+                written = await self.storage.update(key, self.encode(new), kv.mod_revision)
+            except KeyNotFoundError:
+                raise self._not_found(name) from None
+            except ConflictError as exc:
+                if expected:
+                    raise self._conflict(name) from None
+                kv = exc.current
+                continue
+            new["metadata"]["resourceVersion"] = str(written.mod_revision)
+            return new
+
+    def _prepare_update(self, new: Object, old: Object, subresource: str) -> None:
+        metadata, old_meta = meta(new), old["metadata"]
+        new.setdefault("apiVersion", old.get("apiVersion"))
+        new.setdefault("kind", old.get("kind"))
+        metadata.pop("selfLink", None)
+        sub_strategy = self.subresource_strategies.get(subresource) if subresource else None
+        if sub_strategy is not None:
+            sub_strategy.prepare_for_update(new, old)
+            metadata = new["metadata"]
+        else:
+            self.strategy.prepare_for_update(new, old)
+        for system_field in ("uid", "creationTimestamp"):
+            if not metadata.get(system_field) and system_field in old_meta:
+                metadata[system_field] = old_meta[system_field]
+        for immutable in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+            if immutable in old_meta:
+                metadata[immutable] = old_meta[immutable]
+            else:
+                metadata.pop(immutable, None)
+        if self.strategy.has_generation:
+            generation = old_meta.get("generation", 1)
+            metadata["generation"] = (
+                generation + 1
+                if not subresource and self.strategy.spec_changed(new, old)
+                else generation
+            )
+        else:
+            metadata.pop("generation", None)
+        metadata["resourceVersion"] = old_meta["resourceVersion"]
+        errs = validation.validate_object_meta_update(metadata, old_meta, Path("metadata"))
+        if sub_strategy is not None:
+            errs += sub_strategy.validate_update(new, old)
+        else:
+            errs = self.strategy.validate_update(new, old) + errs
+            if not errs:
+                errs = validation.validate_object_meta(
+                    metadata,
+                    namespaced=self.resource.namespaced,
+                    name_validator=self.strategy.validate_name,
+                    path=Path("metadata"),
+                )
+        if errs:
+            raise errors.invalid(self.resource.kind, self.resource.group, metadata["name"], errs)
+        if sub_strategy is None:
+            self._warn(self.strategy.warnings_on_update(new, old))
+        self.strategy.canonicalize(new)
+
+    async def delete(
+        self,
+        namespace: str | None,
+        name: str,
+        *,
+        preconditions: Preconditions | None = None,
+        dry_run: bool = False,
+    ) -> tuple[Object, bool]:
+        """Delete, or mark for deletion while finalizers remain.
+
+        Returns the object and whether it is gone from storage now.
+        """
+        key = self._key(namespace, name)
+        while True:
+            kv = await self.storage.get(key)
+            if kv is None:
+                raise self._not_found(name)
+            obj = self.decode(kv)
+            self._check_preconditions(obj, preconditions)
+            await self._run_admission(Operation.DELETE, None, obj, dry_run)
+            if self.strategy.has_pending_finalizers(obj):
+                if _pending_deletion(obj):
+                    return obj, False
+                marked = deep_copy(obj)
+                marked["metadata"]["deletionTimestamp"] = now_rfc3339()
+                marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                self.strategy.prepare_for_graceful_delete(marked)
+                if dry_run:
+                    return marked, False
+                try:
+                    written = await self.storage.update(key, self.encode(marked), kv.mod_revision)
+                except ConflictError:
+                    continue
+                except KeyNotFoundError:
+                    raise self._not_found(name) from None
+                marked["metadata"]["resourceVersion"] = str(written.mod_revision)
+                return marked, False
+            if dry_run:
+                return obj, True
+            try:
+                return await self._delete_now(key, name, kv.mod_revision, obj), True
+            except errors.StatusError as exc:
+                if exc.reason == "Conflict" and preconditions is None:
+                    continue
+                raise
+
+    async def _delete_now(self, key: str, name: str, revision: int, obj: Object) -> Object:
+        try:
+            _, at = await self.storage.delete(key, revision)
+        except KeyNotFoundError:
+            raise self._not_found(name) from None
+        except ConflictError:
+            raise self._conflict(name) from None
+        obj["metadata"]["resourceVersion"] = str(at)
+        return obj
+
+    def _check_preconditions(self, obj: Object, pre: Preconditions | None) -> None:
+        if pre is None:
+            return
+        metadata = obj["metadata"]
+        name = metadata["name"]
+        if pre.uid and pre.uid != metadata.get("uid"):
+            raise self._conflict(
+                name,
+                f"Precondition failed: UID in precondition: {pre.uid}, "
+                f"UID in object meta: {metadata.get('uid', '')}",
+            )
+        if pre.resource_version and pre.resource_version != metadata.get("resourceVersion"):
+            raise self._conflict(
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {pre.resource_version}, "
+                f"ResourceVersion in object meta: {metadata.get('resourceVersion', '')}",
+            )
+
+    async def delete_collection(
+        self, namespace: str | None, predicate: SelectionPredicate, *, dry_run: bool = False
+    ) -> list[Object]:
+        listed = await self.list(namespace, predicate)
+        deleted: list[Object] = []
+        for obj in listed.items:
+            metadata = obj["metadata"]
+            try:
+                gone, _ = await self.delete(
+                    metadata.get("namespace"), metadata["name"], dry_run=dry_run
+                )
+            except errors.StatusError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            deleted.append(gone)
+        return deleted
+
+    # -- watch -----------------------------------------------------------------------
+
+    async def watch(
+        self,
+        namespace: str | None,
+        predicate: SelectionPredicate,
+        *,
+        resource_version: str = "",
+        send_initial_events: bool | None = None,
+        progress_interval: float | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        """Events for objects matching ``predicate``, upstream's watch semantics.
+
+        With no resourceVersion (or "0"), or with ``sendInitialEvents``, the
+        current objects come first as ADDED events; otherwise events start
+        after ``resource_version``.  Raises 410 Expired when that is compacted.
+        """
+        prefix = self._namespace_prefix(namespace)
+        initial = send_initial_events
+        if initial is None:
+            initial = resource_version in ("", "0")
+        start = 0 if resource_version in ("", "0") else _parse_rv(resource_version)
+        initial_items: list[Object] = []
+        if initial:
+            listed = await self.list(namespace, predicate)
+            initial_items, start = listed.items, listed.resource_version
+        try:
+            watch = await self.storage.watch(prefix, start, progress_interval=progress_interval)
+        except ExpiredError as exc:
+            raise errors.resource_expired(
+                f"too old resource version: {exc.requested} ({exc.compacted})"
+            ) from None
+        return self._events(watch, predicate, initial_items, start, bool(send_initial_events))
+
+    async def _events(
+        self,
+        watch: Any,
+        predicate: SelectionPredicate,
+        initial: list[Object],
+        start: int,
+        end_marker: bool,
+    ) -> AsyncIterator[WatchEvent]:
+        try:
+            for obj in initial:
+                yield WatchEvent("ADDED", obj)
+            if end_marker:
+                yield WatchEvent(
+                    "BOOKMARK",
+                    self._bookmark(start, {"k8s.io/initial-events-end": "true"}),
+                )
+            async for event in watch:
+                if event.type is EventType.PROGRESS:
+                    yield WatchEvent("BOOKMARK", self._bookmark(event.revision))
+                    continue
+                out = self._to_watch_event(event, predicate)
+                if out is not None:
+                    yield out
+        finally:
+            await watch.close()
+
+    def _to_watch_event(self, event: Any, predicate: SelectionPredicate) -> WatchEvent | None:
+        obj = self.decode(event.kv)
+        if event.type is EventType.DELETED:
+            obj["metadata"]["resourceVersion"] = str(event.revision)
+            return WatchEvent("DELETED", obj) if predicate.matches(obj) else None
+        matches = predicate.matches(obj)
+        if event.type is EventType.CREATED or predicate.empty():
+            if not matches:
+                return None
+            return WatchEvent("ADDED" if event.type is EventType.CREATED else "MODIFIED", obj)
+        old_matches = event.prev_kv is not None and predicate.matches(self.decode(event.prev_kv))
+        if matches:
+            return WatchEvent("MODIFIED" if old_matches else "ADDED", obj)
+        return WatchEvent("DELETED", obj) if old_matches else None
+
+    def _bookmark(self, revision: int, annotations: dict[str, str] | None = None) -> Object:
+        metadata: Object = {"resourceVersion": str(revision)}
+        if annotations:
+            metadata["annotations"] = annotations
+        return {"kind": self.resource.kind, "metadata": metadata}
+
+    # -- helpers ---------------------------------------------------------------------
+
+    async def _run_admission(
+        self,
+        operation: Operation,
+        obj: Object | None,
+        old: Object | None,
+        dry_run: bool,
+        subresource: str = "",
+    ) -> None:
+        if self._admit is None:
+            return
+        source = obj if obj is not None else old
+        assert source is not None
+        metadata = source.get("metadata", {})
+        await self._admit(
+            Attributes(
+                operation=operation,
+                resource=self.resource,
+                subresource=subresource,
+                namespace=metadata.get("namespace"),
+                name=metadata.get("name", ""),
+                object=obj,
+                old_object=old,
+                dry_run=dry_run,
+            )
+        )
+
+    def _warn(self, warnings: list[str]) -> None:
+        if warnings:
+            request = current_request()
+            for text in warnings:
+                request.add_warning(text)
+
+    def _not_found(self, name: str) -> errors.StatusError:
+        return errors.not_found(self.resource.plural, self.resource.group, name)
+
+    def _already_exists(self, name: str) -> errors.StatusError:
+        return errors.already_exists(self.resource.plural, self.resource.group, name)
+
+    def _conflict(self, name: str, why: str = errors.OBJECT_MODIFIED) -> errors.StatusError:
+        return errors.conflict(self.resource.plural, self.resource.group, name, why)
+
+
+def _pending_deletion(obj: Object) -> bool:
+    return bool(obj.get("metadata", {}).get("deletionTimestamp"))
+
+
+def _generate_name(prefix: str) -> str:
+    prefix = prefix[:_MAX_GENERATED_NAME_LENGTH]
+    return prefix + "".join(secrets.choice(_NAME_CHARS) for _ in range(5))
+
+
+def _parse_rv(value: str) -> int:
+    try:
+        revision = int(value)
+        if revision < 0:
+            raise ValueError
+    except ValueError:
+        raise errors.bad_request(f'Invalid value "{value}" for resourceVersion') from None
+    return revision
+
+
+def _too_large(requested: int, current: int) -> errors.StatusError:
+    err = errors.timeout(f"Too large resource version: {requested}, current: {current}")
+    err.details = {
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1,
+    }
+    return err

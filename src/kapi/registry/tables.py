@@ -1,0 +1,102 @@
+"""Server-side printing: a resource's columns for ``meta.k8s.io/v1`` ``Table``.
+
+Each built-in resource declares its upstream columns once; the endpoints turn
+them into Table responses for ``kubectl get``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+Object = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One ``TableColumnDefinition`` and how to compute its cell."""
+
+    name: str
+    type: str
+    description: str
+    cell: Callable[[Object], Any]
+    format: str = ""
+    #: 0 for the default view, 1 for ``-o wide``.
+    priority: int = 0
+
+
+def age(obj: Object) -> str:
+    """The AGE cell: upstream prints the creation timestamp as a short duration."""
+    created = obj.get("metadata", {}).get("creationTimestamp")
+    if not created:
+        return "<unknown>"
+    then = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return short_duration((datetime.now(UTC) - then).total_seconds())
+
+
+def short_duration(seconds: float) -> str:
+    """``duration.HumanDuration`` from apimachinery: 5s, 3m2s, 4h, 2d3h, 40d, 3y."""
+    s = int(seconds)
+    if s < 0:
+        return "<invalid>"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        rest = s % 60
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        rest = (s % 3600) // 60
+        return f"{hours}h{rest}m" if rest else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        years = hours // (24 * 365)
+        days = (hours // 24) % 365
+        return f"{years}y{days}d" if days else f"{years}y"
+    return f"{hours // (24 * 365)}y"
+
+
+NAME = Column(
+    "Name",
+    "string",
+    "Name must be unique within a namespace. Is required when creating resources, although "
+    "some resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+    lambda obj: obj.get("metadata", {}).get("name", ""),
+    format="name",
+)
+
+AGE = Column(
+    "Age",
+    "string",
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    age,
+)
+
+#: The columns of a resource with no printer of its own (upstream's default table convertor).
+DEFAULT_COLUMNS = (
+    NAME,
+    Column(
+        "Created At",
+        "date",
+        AGE.description,
+        lambda obj: obj.get("metadata", {}).get("creationTimestamp"),
+    ),
+)

@@ -1,0 +1,108 @@
+"""Unknown-field pruning and type checking against a kind's declared schema.
+
+This is what decoding into upstream's Go structs does implicitly: fields the
+type does not declare are dropped (and reported, for ``fieldValidation``),
+and a value of the wrong JSON type fails the request with Go's
+``json: cannot unmarshal ...`` text.
+"""
+
+from __future__ import annotations
+
+import binascii
+from typing import Any
+
+from kapi.runtime.schema import IntOrString, List, Map, Scalar, Schema, Struct, Time
+
+
+class DecodeTypeError(ValueError):
+    """A value of the wrong type; ``str()`` is the Go decoder's message."""
+
+
+def prune(obj: dict[str, Any], struct: Struct) -> list[str]:
+    """Drop fields ``struct`` does not declare; return their paths, in document order.
+
+    Raises :class:`DecodeTypeError` on a value of the wrong type.
+    """
+    unknown: list[str] = []
+    _walk_struct(obj, struct, "", struct.type_name, unknown)
+    return unknown
+
+
+def _go_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _mismatch(value: Any, schema: Schema, go_field: str) -> DecodeTypeError:
+    return DecodeTypeError(
+        f"json: cannot unmarshal {_go_type(value)} into Go struct field {go_field} "
+        f"of type {schema.type_name}"
+    )
+
+
+def _walk_struct(
+    obj: dict[str, Any], struct: Struct, path: str, go_field: str, unknown: list[str]
+) -> None:
+    if struct.preserve_unknown_fields:
+        return
+    by_name = struct.by_name
+    drop: list[str] = []
+    for key, value in obj.items():
+        field = by_name.get(key)
+        child = f"{path}.{key}" if path else key
+        if field is None:
+            unknown.append(child)
+            drop.append(key)
+        elif value is not None:
+            _walk(value, field.schema, child, f"{go_field}.{key}", unknown)
+    for key in drop:
+        del obj[key]
+
+
+def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[str]) -> None:
+    json_type = schema.json_type
+    if json_type is not None and (
+        not isinstance(value, json_type) or (isinstance(value, bool) and bool not in json_type)
+    ):
+        raise _mismatch(value, schema, go_field)
+    if isinstance(schema, Struct):
+        _walk_struct(value, schema, path, go_field, unknown)
+    elif isinstance(schema, Map):
+        for key, item in value.items():
+            if item is not None:
+                _walk(item, schema.values, f"{path}.{key}", go_field, unknown)
+    elif isinstance(schema, List):
+        for i, item in enumerate(value):
+            if item is not None:
+                _walk(item, schema.items, f"{path}[{i}]", go_field, unknown)
+    elif isinstance(schema, Scalar) and schema.format == "byte":
+        _check_base64(value)
+    elif isinstance(schema, IntOrString | Time):
+        return
+
+
+def _check_base64(value: str) -> None:
+    try:
+        binascii.a2b_base64(value.encode("ascii"), strict_mode=True)
+    except (binascii.Error, UnicodeEncodeError):
+        raise DecodeTypeError(
+            f"illegal base64 data at input byte {_bad_base64_offset(value)}"
+        ) from None
+
+
+def _bad_base64_offset(value: str) -> int:
+    """The offset Go's base64 decoder reports: the first byte that breaks the encoding."""
+    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for i, ch in enumerate(value):
+        if ch == "=":
+            return i if (i % 4) < 2 else min(i, len(value) - 1)
+        if ch not in alphabet:
+            return i
+    return len(value) - len(value) % 4 if len(value) % 4 else len(value)

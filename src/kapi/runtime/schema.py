@@ -1,0 +1,239 @@
+"""Declaring built-in types once, in Python, and deriving their OpenAPI from it.
+
+A built-in kind is a tree of :class:`Schema` nodes.  The same declaration
+drives the OpenAPI v3 document (:meth:`Schema.openapi`), decoding
+(:mod:`kapi.runtime.pruning` finds unknown fields and type errors with it),
+and later the field-lifecycle tags of KEP-2558.  Named :class:`Struct` nodes
+become ``components.schemas`` entries referenced by ``$ref``, as upstream's
+generated definitions are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = dict[str, Any]
+
+
+class Schema:
+    """A node of a type declaration."""
+
+    #: The JSON type decoding accepts for this node (``None``: anything).
+    json_type: tuple[type, ...] | None = None
+    #: The Go-ish type name used in upstream decode errors ("string", "int32").
+    type_name: str = "object"
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        """The node's OpenAPI v3 schema; named structs are added to ``refs``."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Scalar(Schema):
+    """A string, integer, number or boolean (with an optional ``format``)."""
+
+    type: str
+    format: str | None = None
+    enum: tuple[str, ...] = ()
+
+    @property
+    def json_type(self) -> tuple[type, ...]:  # type: ignore[override]
+        return _SCALAR_JSON_TYPES[self.type]
+
+    @property
+    def type_name(self) -> str:  # type: ignore[override]
+        if self.type == "integer":
+            return self.format or "int64"
+        return {"number": "float64", "boolean": "bool"}.get(self.type, "string")
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        schema: JSON = {"type": self.type}
+        if self.format:
+            schema["format"] = self.format
+        if self.enum:
+            schema["enum"] = list(self.enum)
+        return schema
+
+
+_SCALAR_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+STRING = Scalar("string")
+BYTES = Scalar("string", "byte")
+INT32 = Scalar("integer", "int32")
+INT64 = Scalar("integer", "int64")
+BOOLEAN = Scalar("boolean")
+
+
+@dataclass(frozen=True)
+class IntOrString(Schema):
+    type_name = "intstr.IntOrString"
+    json_type = (int, str)
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        return {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"}
+
+
+@dataclass(frozen=True)
+class Time(Schema):
+    """``metav1.Time``: an RFC 3339 timestamp string."""
+
+    type_name = "metav1.Time"
+    json_type = (str,)
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        return {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}
+
+
+@dataclass(frozen=True)
+class Map(Schema):
+    """A JSON object with free keys (``map[string]T``)."""
+
+    values: Schema
+    json_type = (dict,)
+
+    @property
+    def type_name(self) -> str:  # type: ignore[override]
+        return f"map[string]{self.values.type_name}"
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        return {"type": "object", "additionalProperties": _with_default(self.values, refs)}
+
+
+@dataclass(frozen=True)
+class List(Schema):
+    """A JSON array, with its list type and strategic-merge metadata."""
+
+    items: Schema
+    list_type: str = "atomic"
+    map_keys: tuple[str, ...] = ()
+    patch_strategy: str | None = None
+    patch_merge_key: str | None = None
+    json_type = (list,)
+
+    @property
+    def type_name(self) -> str:  # type: ignore[override]
+        return f"[]{self.items.type_name}"
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        schema: JSON = {"type": "array", "items": _with_default(self.items, refs)}
+        if self.list_type != "atomic" or self.map_keys:
+            schema["x-kubernetes-list-type"] = self.list_type
+        if self.map_keys:
+            schema["x-kubernetes-list-map-keys"] = list(self.map_keys)
+        if self.patch_merge_key:
+            schema["x-kubernetes-patch-merge-key"] = self.patch_merge_key
+        if self.patch_strategy:
+            schema["x-kubernetes-patch-strategy"] = self.patch_strategy
+        return schema
+
+
+@dataclass(frozen=True)
+class Field:
+    """A property of a :class:`Struct`."""
+
+    name: str
+    schema: Schema
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Struct(Schema):
+    """A named object type: a ``components.schemas`` definition."""
+
+    #: The definition name, e.g. ``io.k8s.api.core.v1.ConfigMap``.
+    name: str
+    fields: tuple[Field, ...]
+    description: str = ""
+    #: ``(group, version, kind)`` triples for top-level kinds.
+    gvks: tuple[tuple[str, str, str], ...] = ()
+    #: Free-form object (``x-kubernetes-preserve-unknown-fields``): no pruning.
+    preserve_unknown_fields: bool = False
+    json_type = (dict,)
+    by_name: dict[str, Field] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
+
+    @property
+    def type_name(self) -> str:  # type: ignore[override]
+        return self.name.rsplit(".", 1)[-1]
+
+    def ref(self) -> JSON:
+        return {"$ref": f"#/components/schemas/{self.name}"}
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        if self.name not in refs:
+            refs[self.name] = self
+        return self.ref()
+
+    def definition(self, refs: dict[str, Struct]) -> JSON:
+        """The body of this struct's ``components.schemas`` entry."""
+        schema: JSON = {}
+        if self.description:
+            schema["description"] = self.description
+        schema["type"] = "object"
+        if self.fields:
+            properties: JSON = {}
+            for f in self.fields:
+                prop = _with_default(f.schema, refs)
+                if f.description:
+                    prop = {"description": f.description, **prop}
+                properties[f.name] = prop
+            schema["properties"] = properties
+        required = [f.name for f in self.fields if f.required]
+        if required:
+            schema["required"] = required
+        if self.preserve_unknown_fields:
+            schema["x-kubernetes-preserve-unknown-fields"] = True
+        if self.gvks:
+            schema["x-kubernetes-group-version-kind"] = [
+                {"group": g, "version": v, "kind": k} for g, v, k in self.gvks
+            ]
+        return schema
+
+
+def _with_default(schema: Schema, refs: dict[str, Struct]) -> JSON:
+    """Inline a property's schema; references are wrapped in ``allOf`` as upstream v3 does."""
+    out = schema.openapi(refs)
+    if "$ref" in out and isinstance(schema, Struct):
+        return {"allOf": [out], "default": {}}
+    if "$ref" in out:
+        return {"allOf": [out]}
+    return out
+
+
+def components(roots: list[Struct]) -> JSON:
+    """``components.schemas`` for ``roots`` and every struct they reach."""
+    refs: dict[str, Struct] = {}
+    for root in roots:
+        root.openapi(refs)
+    out: JSON = {}
+    done: set[str] = set()
+    while len(done) < len(refs):
+        for name in sorted(set(refs) - done):
+            out[name] = refs[name].definition(refs)
+            done.add(name)
+    out.update(_SHARED_DEFINITIONS)
+    return dict(sorted(out.items()))
+
+
+_SHARED_DEFINITIONS: JSON = {
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
+        "description": "IntOrString is a type that can hold an int32 or a string.",
+        "format": "int-or-string",
+        "type": "string",
+    },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {
+        "description": "Time is a wrapper around time.Time which supports correct "
+        "marshaling to YAML and JSON.",
+        "format": "date-time",
+        "type": "string",
+    },
+}

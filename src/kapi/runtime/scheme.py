@@ -1,0 +1,219 @@
+"""The scheme: which resources exist, in which versions, and how versions convert.
+
+Each resource has one *hub* version that every other version converts to and
+from (the role upstream's internal version plays), and one *storage* version
+that objects are encoded in.  Registry code works on hub objects; the
+endpoints convert between the hub and the version a request names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from kapi.runtime.schema import Struct
+from kapi.version import Version
+
+if TYPE_CHECKING:
+    from kapi.registry.strategy import Strategy
+    from kapi.registry.tables import Column
+
+Object = dict[str, Any]
+Converter = Callable[[Object], Object]
+Defaulter = Callable[[Object], None]
+
+
+class GroupVersion(NamedTuple):
+    group: str
+    version: str
+
+    @property
+    def api_version(self) -> str:
+        """The ``apiVersion`` string: ``v1`` for the core group, else ``group/version``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @classmethod
+    def parse(cls, api_version: str) -> GroupVersion:
+        group, _, version = api_version.rpartition("/")
+        return cls(group, version)
+
+
+class GroupVersionKind(NamedTuple):
+    group: str
+    version: str
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{GroupVersion(self.group, self.version).api_version} {self.kind}"
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """When a group/version of a kind appeared, was deprecated and removed.
+
+    Versions are Kubernetes minor releases; ``replacement`` names the kind
+    users should move to.  The emulated version decides what is served.
+    """
+
+    introduced: Version
+    deprecated: Version | None = None
+    removed: Version | None = None
+    replacement: GroupVersionKind | None = None
+
+    def served_at(self, at: Version) -> bool:
+        return self.introduced <= at and (self.removed is None or at < self.removed)
+
+    def deprecated_at(self, at: Version) -> bool:
+        return self.deprecated is not None and self.deprecated <= at
+
+
+@dataclass
+class ResourceVersion:
+    """One version of a resource: its schema, defaulting and conversion to the hub."""
+
+    version: str
+    schema: Struct
+    lifecycle: Lifecycle | None = None
+    defaulter: Defaulter | None = None
+    #: Convert an object of this version to the hub version (not for the hub).
+    to_hub: Converter | None = None
+    #: Convert a hub object to this version (not for the hub).
+    from_hub: Converter | None = None
+
+
+@dataclass
+class Resource:
+    """A REST resource and everything the server needs to serve it."""
+
+    group: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    versions: dict[str, ResourceVersion]
+    hub_version: str
+    storage_version: str
+    strategy: Strategy
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    #: Field labels usable in field selectors besides metadata.name/namespace.
+    field_labels: tuple[str, ...] = ()
+    #: Table columns for ``kubectl get`` (empty: upstream's default Name / Created At).
+    columns: tuple[Column, ...] = ()
+    list_kind: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.list_kind = self.kind + "List"
+
+    @property
+    def group_resource(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def storage_prefix(self) -> str:
+        """Where this resource's objects live in storage (upstream's etcd layout)."""
+        group_dir = self.group_resource if self.group not in _LEGACY_STORAGE_GROUPS else self.plural
+        return f"/registry/{group_dir}/"
+
+    def key(self, namespace: str | None, name: str) -> str:
+        prefix = self.storage_prefix()
+        return f"{prefix}{namespace}/{name}" if self.namespaced else f"{prefix}{name}"
+
+    def gvk(self, version: str) -> GroupVersionKind:
+        return GroupVersionKind(self.group, version, self.kind)
+
+
+#: Groups whose objects upstream stores under ``/registry/<resource>/`` with no group suffix.
+_LEGACY_STORAGE_GROUPS = {"", "policy", "coordination.k8s.io"}
+
+
+class Scheme:
+    """Registered resources, looked up by group/version/resource or by kind."""
+
+    def __init__(self, emulated_version: Version) -> None:
+        self.emulated_version = emulated_version
+        self._resources: dict[tuple[str, str], Resource] = {}
+        self._by_kind: dict[tuple[str, str], Resource] = {}
+        self._short: dict[str, Resource] = {}
+
+    def add(self, resource: Resource) -> None:
+        self._resources[(resource.group, resource.plural)] = resource
+        self._by_kind[(resource.group, resource.kind)] = resource
+
+    def remove(self, group: str, plural: str) -> None:
+        resource = self._resources.pop((group, plural), None)
+        if resource is not None:
+            self._by_kind.pop((group, resource.kind), None)
+
+    def resources(self) -> Iterator[Resource]:
+        return iter(self._resources.values())
+
+    def served(self, resource: Resource, version: str) -> bool:
+        """Whether ``version`` of ``resource`` is served at the emulated version."""
+        rv = resource.versions.get(version)
+        if rv is None:
+            return False
+        return rv.lifecycle is None or rv.lifecycle.served_at(self.emulated_version)
+
+    def lookup(self, group: str, version: str, plural: str) -> Resource | None:
+        """The resource served at ``/group/version/plural``, or ``None``."""
+        resource = self._resources.get((group, plural))
+        if resource is None or not self.served(resource, version):
+            return None
+        return resource
+
+    def by_kind(self, group: str, kind: str) -> Resource | None:
+        return self._by_kind.get((group, kind))
+
+    def group_versions(self) -> dict[str, list[str]]:
+        """Served versions per group, newest-preferred first (upstream priority order)."""
+        groups: dict[str, set[str]] = {}
+        for resource in self._resources.values():
+            for version in resource.versions:
+                if self.served(resource, version):
+                    groups.setdefault(resource.group, set()).add(version)
+        return {g: sorted(vs, key=version_priority_key) for g, vs in groups.items()}
+
+    # -- conversion ------------------------------------------------------------------
+
+    def to_hub(self, resource: Resource, obj: Object, version: str) -> Object:
+        if version == resource.hub_version:
+            return obj
+        converter = resource.versions[version].to_hub
+        assert converter is not None, f"{resource.kind} {version} has no conversion to the hub"
+        out = converter(obj)
+        out["apiVersion"] = GroupVersion(resource.group, resource.hub_version).api_version
+        return out
+
+    def from_hub(self, resource: Resource, obj: Object, version: str) -> Object:
+        if version == resource.hub_version:
+            return obj
+        converter = resource.versions[version].from_hub
+        assert converter is not None, f"{resource.kind} {version} has no conversion from the hub"
+        out = converter(obj)
+        out["apiVersion"] = GroupVersion(resource.group, version).api_version
+        return out
+
+    def default(self, resource: Resource, obj: Object, version: str) -> None:
+        defaulter = resource.versions[version].defaulter
+        if defaulter is not None:
+            defaulter(obj)
+
+
+_KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+
+
+def version_priority_key(version: str) -> tuple[int, int, int, str]:
+    """Sort key for Kubernetes version names, highest priority first.
+
+    Upstream order: GA before beta before alpha, higher major first, higher
+    minor level first; names that are not kube-like sort last, alphabetically.
+    """
+    match = _KUBE_VERSION.fullmatch(version)
+    if not match:
+        return (3, 0, 0, version)
+    major, stage, level = match.groups()
+    stage_rank = {None: 0, "beta": 1, "alpha": 2}[stage]
+    return (stage_rank, -int(major), -int(level or 0), "")

@@ -1,0 +1,190 @@
+"""One kapi API server: configuration, storage, scheme, stores, controllers.
+
+:class:`APIServer` wires the layers together; :func:`serve` runs it under
+uvicorn.  Tests start it as a real process through ``kapi serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kapi import version as kversion
+from kapi.admission.chain import AdmissionChain
+from kapi.admission.namespace_lifecycle import NamespaceLifecycle
+from kapi.apis import builtin_resources
+from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
+from kapi.endpoints.app import APIServerApp
+from kapi.endpoints.health import HealthChecks
+from kapi.endpoints.metrics import APIServerMetrics
+from kapi.endpoints.openapi import OpenAPIService
+from kapi.features import FeatureGate
+from kapi.registry.store import Store
+from kapi.runtime.scheme import Scheme
+from kapi.storage.interface import Storage
+from kapi.storage.sqlite import SQLiteStorage
+from kapi.version import Version
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ServerConfig:
+    bind_address: str = "127.0.0.1"
+    port: int = 6443
+    data_dir: Path = field(default_factory=lambda: Path(".kapi"))
+    feature_gates: FeatureGate = field(default_factory=FeatureGate)
+    emulated_version: Version = kversion.DEFAULT_VERSION
+    #: SQLite ``synchronous``: NORMAL survives a process crash, FULL also a power loss.
+    sqlite_synchronous: str = "NORMAL"
+    #: How often a quiet watch with ``allowWatchBookmarks`` gets a BOOKMARK (seconds).
+    bookmark_interval: float = 60.0
+    #: Compact storage history older than this many seconds, every this many seconds.
+    compaction_interval: float = 300.0
+
+
+class APIServer:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.metrics = APIServerMetrics()
+        self.scheme = Scheme(config.emulated_version)
+        for resource in builtin_resources():
+            self.scheme.add(resource)
+        self.storage: Storage | None = None
+        self.stores: dict[tuple[str, str], Store] = {}
+        self.admission = AdmissionChain([NamespaceLifecycle(self)])
+        self.health = {
+            kind: HealthChecks(kind, self.metrics) for kind in ("healthz", "livez", "readyz")
+        }
+        self.openapi = OpenAPIService(self.scheme)
+        self.address = f"{config.bind_address}:{config.port}"
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._post_start_done: set[str] = set()
+        self._stopping = False
+        self._register_health_checks()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.storage = SQLiteStorage(
+            self.config.data_dir / "kapi.db", synchronous=self.config.sqlite_synchronous
+        )
+        for resource in self.scheme.resources():
+            self.stores[(resource.group, resource.plural)] = Store(
+                resource, self.storage, self.scheme, self.admission
+            )
+        await ensure_system_namespaces(self.store("", "namespaces"))
+        self._post_start_done.add("start-system-namespaces-controller")
+        self._spawn(NamespaceController(self).run())
+        self._spawn(self._compact_periodically())
+        self._post_start_done.add("start-kapi-controllers")
+
+    async def stop(self) -> None:
+        """Stop controllers, then close storage so every committed write is checkpointed."""
+        self._stopping = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.storage is not None:
+            await self.storage.close()
+
+    def _spawn(self, coro: Any) -> None:
+        self._tasks.append(asyncio.create_task(coro))
+
+    def store(self, group: str, plural: str) -> Store:
+        return self.stores[(group, plural)]
+
+    async def _compact_periodically(self) -> None:
+        """Compact history older than one interval, as kube-apiserver asks etcd to."""
+        assert self.storage is not None
+        previous = await self.storage.current_revision()
+        while True:
+            await asyncio.sleep(self.config.compaction_interval)
+            if previous:
+                await self.storage.compact(previous)
+            previous = await self.storage.current_revision()
+
+    # -- health -----------------------------------------------------------------------
+
+    def _register_health_checks(self) -> None:
+        async def ping() -> None:
+            return None
+
+        async def storage_ready() -> None:
+            if self.storage is None:
+                raise RuntimeError("storage not open")
+            await self.storage.current_revision()
+
+        async def shutdown() -> None:
+            if self._stopping:
+                raise RuntimeError("process is shutting down")
+
+        def post_start(name: str) -> Any:
+            async def check() -> None:
+                if name not in self._post_start_done:
+                    raise RuntimeError("not finished")
+
+            return check
+
+        hooks = ("start-system-namespaces-controller", "start-kapi-controllers")
+        for kind, checks in self.health.items():
+            checks.add("ping", ping)
+            checks.add("log", ping)
+            checks.add("etcd", storage_ready)
+            if kind == "readyz":
+                checks.add("shutdown", shutdown)
+            for hook in hooks:
+                checks.add(f"poststarthook/{hook}", post_start(hook))
+
+    # -- /version ---------------------------------------------------------------------
+
+    def version_info(self) -> dict[str, str]:
+        emulated = self.config.emulated_version
+        binary = kversion.DEFAULT_VERSION
+        return {
+            "major": str(emulated.major),
+            "minor": str(emulated.minor),
+            "emulationMajor": str(emulated.major),
+            "emulationMinor": str(emulated.minor),
+            "minCompatibilityMajor": str(emulated.major),
+            "minCompatibilityMinor": str(emulated.minor - 1),
+            "gitVersion": f"v{emulated}.0+kapi.{kversion.KAPI_VERSION}",
+            "gitCommit": "",
+            "gitTreeState": "clean",
+            "buildDate": "",
+            "goVersion": "python",
+            "compiler": "cpython",
+            "platform": f"linux/amd64 (binary {binary})",
+        }
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def serve(config: ServerConfig) -> None:
+    """Run the server until SIGINT/SIGTERM; uvicorn drains requests, then lifespan stops us."""
+    import uvicorn
+
+    server = APIServer(config)
+    uvicorn.run(
+        APIServerApp(server),
+        host=config.bind_address,
+        port=config.port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )

@@ -1,0 +1,193 @@
+"""The storage interface: a revisioned key-value store with watch.
+
+Everything above this module (registry, controllers) talks to storage only
+through :class:`Storage`, so the embedded SQLite backend and the etcd v3
+backend are interchangeable.  The contract is etcd's:
+
+* one global, strictly increasing revision, bumped by every write; an object's
+  ``resourceVersion`` is the revision of its last write (``mod_revision``);
+* writes are compare-and-swap on ``mod_revision``;
+* a watch from revision ``R`` delivers every event with revision ``> R``,
+  exactly once and in revision order;
+* compaction drops history at or below a revision; reading or watching from
+  before it raises :class:`ExpiredError` (HTTP 410 Gone above this layer).
+
+Values are opaque bytes: encoding objects is the registry's business.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValue:
+    """One key at one revision."""
+
+    key: str
+    value: bytes
+    #: Revision of the write that created the key (etcd ``create_revision``).
+    create_revision: int
+    #: Revision of the last write to the key: the object's resourceVersion.
+    mod_revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListResult:
+    kvs: list[KeyValue]
+    #: The revision the list was read at (the list's resourceVersion).
+    revision: int
+    #: True when ``limit`` cut the result and more keys follow the last one.
+    more: bool
+    #: How many keys follow the last one returned, when ``more`` (else 0).
+    remaining: int
+
+
+class EventType(enum.Enum):
+    CREATED = "CREATED"
+    UPDATED = "UPDATED"
+    DELETED = "DELETED"
+    #: No change: the watch has seen everything up to ``revision``.
+    PROGRESS = "PROGRESS"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    type: EventType
+    #: The revision of the write (for PROGRESS, the revision reached).
+    revision: int
+    #: The key after the write; for DELETED, the last value before it.
+    #: ``None`` only for PROGRESS.
+    kv: KeyValue | None = None
+    #: The key before the write (UPDATED and DELETED), when known.
+    prev_kv: KeyValue | None = None
+
+
+class StorageError(Exception):
+    """Base of the errors a backend raises; the registry maps them to Status."""
+
+    def __init__(self, key: str, message: str = "") -> None:
+        super().__init__(message or key)
+        self.key = key
+
+
+class KeyExistsError(StorageError):
+    """Create of a key that exists."""
+
+
+class KeyNotFoundError(StorageError):
+    """Update or delete of a key that does not exist."""
+
+
+class ConflictError(StorageError):
+    """A compare-and-swap precondition failed: the key was written since."""
+
+    def __init__(self, key: str, current: KeyValue | None) -> None:
+        super().__init__(key, f"revision precondition failed for {key}")
+        #: The key as it is now, so callers can retry without another read.
+        self.current = current
+
+
+class ExpiredError(StorageError):
+    """The requested revision has been compacted away."""
+
+    def __init__(self, requested: int, compacted: int) -> None:
+        super().__init__("", f"revision {requested} is compacted (compacted revision {compacted})")
+        self.requested = requested
+        self.compacted = compacted
+
+
+class FutureRevisionError(StorageError):
+    """The requested revision is newer than the store's current revision."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__("", f"revision {requested} is newer than current revision {current}")
+        self.requested = requested
+        self.current = current
+
+
+class Watch(abc.ABC):
+    """An open watch; iterate it for events and close it when done."""
+
+    @abc.abstractmethod
+    def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+
+class Storage(abc.ABC):
+    """A revisioned key-value store with watch (see the module docstring)."""
+
+    @abc.abstractmethod
+    async def get(self, key: str) -> KeyValue | None:
+        """The key's latest value, or ``None`` when it does not exist."""
+
+    @abc.abstractmethod
+    async def list(
+        self,
+        prefix: str,
+        *,
+        revision: int = 0,
+        start_key: str | None = None,
+        limit: int = 0,
+    ) -> ListResult:
+        """Keys under ``prefix`` as of ``revision`` (0: latest), in key order.
+
+        ``start_key`` (inclusive) resumes a paginated list; ``limit`` > 0 caps
+        the number of keys returned.  Raises :class:`ExpiredError` when
+        ``revision`` is compacted and :class:`FutureRevisionError` when it is
+        newer than the current revision.
+        """
+
+    @abc.abstractmethod
+    async def create(self, key: str, value: bytes) -> KeyValue:
+        """Create ``key``; raises :class:`KeyExistsError` if it exists."""
+
+    @abc.abstractmethod
+    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+        """Replace ``key`` if its ``mod_revision`` is ``expected_revision``.
+
+        Raises :class:`KeyNotFoundError` when the key does not exist and
+        :class:`ConflictError` (carrying the current value) when it was
+        written since.
+        """
+
+    @abc.abstractmethod
+    async def delete(self, key: str, expected_revision: int | None = None) -> tuple[KeyValue, int]:
+        """Delete ``key``, optionally only if its ``mod_revision`` matches.
+
+        Returns the last value before the delete and the delete's revision.
+        Raises :class:`KeyNotFoundError` or :class:`ConflictError`.
+        """
+
+    @abc.abstractmethod
+    async def watch(
+        self, prefix: str, revision: int, *, progress_interval: float | None = None
+    ) -> Watch:
+        """Watch keys under ``prefix`` for writes with revision ``> revision``.
+
+        ``revision`` 0 means "from now".  With ``progress_interval``, the watch
+        yields a PROGRESS event when that many seconds pass without another
+        event, carrying a revision that every earlier event is at or below.
+        Raises :class:`ExpiredError` when ``revision`` is compacted.
+        """
+
+    @abc.abstractmethod
+    async def current_revision(self) -> int:
+        """The revision of the latest write (0 for an empty store)."""
+
+    @abc.abstractmethod
+    async def compacted_revision(self) -> int:
+        """The revision history has been compacted up to (0: never)."""
+
+    @abc.abstractmethod
+    async def compact(self, revision: int) -> None:
+        """Drop history at or below ``revision`` (latest values are kept)."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Flush and release the backend; open watches end."""
