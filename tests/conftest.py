@@ -73,15 +73,16 @@ def start_server(data_dir: Path, *extra: str) -> KapiServer:
     process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"kapi serve exited with {process.returncode}: {log.name}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                return KapiServer(url, data_dir, data_dir / "kubeconfig", process, args)
-        except httpx.TransportError:
-            pass
-        time.sleep(0.05)
+    with httpx.Client(base_url=url, timeout=1) as probe:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"kapi serve exited with {process.returncode}: {log.name}")
+            try:
+                if probe.get("/readyz").status_code == 200:
+                    return KapiServer(url, data_dir, data_dir / "kubeconfig", process, args)
+            except httpx.TransportError:
+                pass
+            time.sleep(0.02)
     process.kill()
     raise RuntimeError("kapi serve did not become ready in 20s")
 

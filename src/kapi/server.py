@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +178,11 @@ def serve(config: ServerConfig) -> None:
     import uvicorn
 
     server = APIServer(config)
+    # uvicorn handles SIGINT/SIGTERM itself (drain, then lifespan shutdown) and re-raises
+    # the signal to the handler that was installed before it; a no-op handler there makes
+    # a clean shutdown exit 0, as kube-apiserver does.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, frame: None)
     uvicorn.run(
         APIServerApp(server),
         host=config.bind_address,

@@ -6,7 +6,6 @@ Schema from ``k8s.io/api/coordination/v1``; validation from upstream
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kapi.apimachinery import validation
@@ -14,39 +13,9 @@ from kapi.apimachinery.field import FieldError, Path, forbidden, invalid, not_su
 from kapi.apis.meta import kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
-from kapi.runtime.schema import INT32, JSON, STRING, Field, Schema, Struct
+from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct
 from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version
-
-_META = "io.k8s.apimachinery.pkg.apis.meta.v1"
-
-
-class _StringDefinition(Struct):
-    """A named string type; its ``components.schemas`` entry is a string, not an object."""
-
-    def definition(self, refs: dict[str, Struct]) -> JSON:
-        return {"description": self.description, "format": "date-time", "type": "string"}
-
-
-_MICRO_TIME_DEFINITION = _StringDefinition(
-    f"{_META}.MicroTime", (), "MicroTime is version of Time with microsecond level precision."
-)
-
-
-@dataclass(frozen=True)
-class MicroTime(Schema):
-    """``metav1.MicroTime``: an RFC 3339 timestamp with microseconds.
-
-    Kept here because :mod:`kapi.runtime.schema` has only ``Time``; the node
-    adds its own ``components.schemas`` entry when referenced.
-    """
-
-    type_name = "metav1.MicroTime"
-    json_type = (str,)
-
-    def openapi(self, refs: dict[str, Struct]) -> JSON:
-        refs.setdefault(_MICRO_TIME_DEFINITION.name, _MICRO_TIME_DEFINITION)
-        return _MICRO_TIME_DEFINITION.ref()
 
 
 def canonical_micro_time(value: str) -> str:

@@ -81,7 +81,7 @@ class APIServerApp:
             log.exception("internal error serving %s %s", request.method, request.path)
             err = errors.internal_error(exc)
             response = Response(err.code, orjson.dumps(err.status))
-        await send_response(send, response, warning_headers(context.warnings))
+        await send_response(send, response, warning_headers(context.warnings), receive)
         self.metrics.observe(
             info,
             request.method,

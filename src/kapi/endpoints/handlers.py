@@ -9,7 +9,7 @@ store, and encode the result in the requested version or as a ``Table``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ from kapi.apimachinery.fields import FieldSelectorParseError as FieldSelectorErr
 from kapi.apimachinery.fields import parse_selector as parse_field_selector
 from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
 from kapi.apimachinery.labels import parse_selector
+from kapi.apimachinery.validation import validate_field_manager
 from kapi.endpoints import tables
 from kapi.endpoints.http import Request, Response, StreamingResponse
 from kapi.endpoints.negotiation import Output, body_media_type
@@ -73,10 +74,9 @@ class RequestScope:
     # -- encoding ---------------------------------------------------------------------
 
     def to_version(self, obj: Object) -> Object:
+        """``obj`` in the request's version, ``kind`` and ``apiVersion`` first as upstream."""
         out = self.scheme.from_hub(self.resource, obj, self.version)
-        out["apiVersion"] = self.api_version
-        out["kind"] = self.resource.kind
-        return out
+        return {"kind": self.resource.kind, "apiVersion": self.api_version, **out}
 
     def respond(self, status: int, obj: Object) -> Response:
         if self.output.as_kind == "Table":
@@ -176,23 +176,26 @@ def _json_kind(value: Any) -> str:
 # -- query parameters -----------------------------------------------------------------
 
 
-def _dry_run(query: dict[str, str]) -> bool:
-    value = query.get("dryRun")
-    if value is None or value == "":
-        return False
-    if value != "All":
-        raise errors.bad_request(f'Invalid dryRun value: "{value}", valid values are: All')
-    return True
-
-
-def _field_validation(query: dict[str, str]) -> str:
-    value = query.get("fieldValidation", "") or "Warn"
-    if value not in _FIELD_VALIDATION:
-        raise errors.bad_request(
-            f"fieldValidation parameter unsupported: {value}, valid values are: "
-            "Ignore, Warn, Strict"
+def _write_options(query: dict[str, str], options_kind: str) -> tuple[bool, str]:
+    """``dryRun``, ``fieldValidation`` and ``fieldManager``, checked as upstream's
+    ``Validate{Create,Update,Patch}Options`` (422 on ``<Kind>Options.meta.k8s.io``)."""
+    dry_run = _dry_run_values(query)
+    validation = query.get("fieldValidation", "")
+    errs = validate_field_manager(query.get("fieldManager", ""), Path("fieldManager"))
+    if any(value != "All" for value in dry_run):
+        errs.append(field.not_supported(Path("dryRun"), dry_run, ["All"]))
+    if validation not in ("", *_FIELD_VALIDATION):
+        errs.append(
+            field.not_supported(Path("fieldValidation"), validation, ["", *_FIELD_VALIDATION])
         )
-    return value
+    if errs:
+        raise errors.invalid(options_kind, "meta.k8s.io", "", errs)
+    return bool(dry_run), validation or "Warn"
+
+
+def _dry_run_values(query: dict[str, str]) -> list[str]:
+    value = query.get("dryRun")
+    return [value] if value else []
 
 
 def _predicate(query: dict[str, str], resource: Resource) -> SelectionPredicate:
@@ -326,17 +329,16 @@ async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
 
 
 async def _watch_stream(
-    scope: RequestScope, events: AsyncIterator[Any], timeout: float
-) -> AsyncIterator[bytes]:
+    scope: RequestScope, events: AsyncGenerator[Any], timeout: float
+) -> AsyncGenerator[bytes]:
     deadline = asyncio.get_running_loop().time() + timeout
-    iterator = aiter(events)
     try:
         while True:
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 return
             try:
-                event = await asyncio.wait_for(anext(iterator), remaining)
+                event = await asyncio.wait_for(anext(events), remaining)
             except (TimeoutError, StopAsyncIteration):
                 return
             obj = event.object
@@ -354,7 +356,7 @@ async def _watch_stream(
                 obj = scope.to_version(obj)
             yield orjson.dumps({"type": event.type, "object": obj}) + b"\n"
     finally:
-        await iterator.aclose()  # type: ignore[attr-defined]
+        await events.aclose()
 
 
 async def _decoded_body(scope: RequestScope, request: Request, validation: str) -> Object:
@@ -368,7 +370,7 @@ async def create(scope: RequestScope, request: Request) -> Response:
     query = request.query
     if scope.name or scope.subresource:
         raise errors.method_not_supported(scope.resource.plural, scope.resource.group, "create")
-    validation, dry_run = _field_validation(query), _dry_run(query)
+    dry_run, validation = _write_options(query, "CreateOptions")
     obj = await _decoded_body(scope, request, validation)
     scope.set_namespace(obj)
     created = await scope.store.create(obj, dry_run=dry_run)
@@ -377,7 +379,7 @@ async def create(scope: RequestScope, request: Request) -> Response:
 
 async def update(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    validation, dry_run = _field_validation(query), _dry_run(query)
+    dry_run, validation = _write_options(query, "UpdateOptions")
     obj = await _decoded_body(scope, request, validation)
     scope.set_namespace(obj)
     name = meta(obj).get("name")
@@ -399,7 +401,7 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    validation, dry_run = _field_validation(query), _dry_run(query)
+    dry_run, validation = _write_options(query, "PatchOptions")
     media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
     if media not in _PATCH_TYPES_SUPPORTED:
         raise errors.unsupported_media_type(_PATCH_TYPES_SUPPORTED)
@@ -457,7 +459,7 @@ def _json_patch(obj: Object, document: Any) -> Any:
 async def delete(scope: RequestScope, request: Request) -> Response:
     query = request.query
     options = await _delete_options(request)
-    dry_run = _dry_run(query) or options.get("dryRun") == ["All"]
+    dry_run = _delete_dry_run(query, options)
     pre = options.get("preconditions") or {}
     preconditions = Preconditions(pre.get("uid"), pre.get("resourceVersion")) if pre else None
     obj, gone = await scope.store.delete(
@@ -483,7 +485,7 @@ async def delete(scope: RequestScope, request: Request) -> Response:
 async def delete_collection(scope: RequestScope, request: Request) -> Response:
     query = request.query
     options = await _delete_options(request)
-    dry_run = _dry_run(query) or options.get("dryRun") == ["All"]
+    dry_run = _delete_dry_run(query, options)
     deleted = await scope.store.delete_collection(
         scope.namespace, _predicate(query, scope.resource), dry_run=dry_run
     )
@@ -513,6 +515,19 @@ async def _delete_options(request: Request) -> Object:
             [_unsupported_policy(policy)],
         )
     return options
+
+
+def _delete_dry_run(query: dict[str, str], options: Object) -> bool:
+    """``dryRun`` from the query or the DeleteOptions body (kubectl sends it in the body)."""
+    values = _dry_run_values(query) or list(options.get("dryRun") or [])
+    if any(value != "All" for value in values):
+        raise errors.invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [field.not_supported(Path("dryRun"), values, ["All"])],
+        )
+    return bool(values)
 
 
 def _unsupported_policy(policy: Any) -> field.FieldError:

@@ -7,7 +7,9 @@ and every layer a framework adds shows up in the GET benchmark.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -83,13 +85,16 @@ class StreamingResponse:
     """A response written chunk by chunk (watch): each chunk is flushed as it comes."""
 
     status: int
-    chunks: AsyncIterator[bytes]
+    chunks: AsyncGenerator[bytes]
     content_type: str = "application/json"
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
 
 
 async def send_response(
-    send: Send, response: Response | StreamingResponse, extra: list[tuple[bytes, bytes]]
+    send: Send,
+    response: Response | StreamingResponse,
+    extra: list[tuple[bytes, bytes]],
+    receive: Receive,
 ) -> None:
     headers = [(b"content-type", response.content_type.encode()), *response.headers, *extra]
     if isinstance(response, Response):
@@ -98,8 +103,31 @@ async def send_response(
         await send({"type": "http.response.body", "body": response.body})
         return
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    # A watch may sit idle for minutes: notice the client going away while it waits,
+    # or its storage watch would live on until the timeout.
+    streaming = asyncio.create_task(_stream(send, response.chunks))
+    disconnected = asyncio.create_task(_wait_for_disconnect(receive))
     try:
-        async for chunk in response.chunks:
+        await asyncio.wait((streaming, disconnected), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (streaming, disconnected):
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await streaming
+        with contextlib.suppress(asyncio.CancelledError):
+            await disconnected
+    if streaming.done() and not streaming.cancelled() and streaming.exception() is None:
+        await send({"type": "http.response.body", "body": b""})
+
+
+async def _stream(send: Send, chunks: AsyncGenerator[bytes]) -> None:
+    try:
+        async for chunk in chunks:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
     finally:
-        await send({"type": "http.response.body", "body": b""})
+        await chunks.aclose()  # ends the storage watch behind the stream at once
+
+
+async def _wait_for_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

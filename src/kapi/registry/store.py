@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -483,7 +483,7 @@ class Store:
         resource_version: str = "",
         send_initial_events: bool | None = None,
         progress_interval: float | None = None,
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncGenerator[WatchEvent]:
         """Events for objects matching ``predicate``, upstream's watch semantics.
 
         With no resourceVersion (or "0"), or with ``sendInitialEvents``, the
@@ -514,7 +514,7 @@ class Store:
         initial: list[Object],
         start: int,
         end_marker: bool,
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncGenerator[WatchEvent]:
         try:
             for obj in initial:
                 yield WatchEvent("ADDED", obj)

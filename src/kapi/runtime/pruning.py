@@ -11,7 +11,7 @@ from __future__ import annotations
 import binascii
 from typing import Any
 
-from kapi.runtime.schema import IntOrString, List, Map, Scalar, Schema, Struct, Time
+from kapi.runtime.schema import List, Map, Scalar, Schema, Struct
 
 
 class DecodeTypeError(ValueError):
@@ -84,8 +84,6 @@ def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[st
                 _walk(item, schema.items, f"{path}[{i}]", go_field, unknown)
     elif isinstance(schema, Scalar) and schema.format == "byte":
         _check_base64(value)
-    elif isinstance(schema, IntOrString | Time):
-        return
 
 
 def _check_base64(value: str) -> None:

@@ -91,6 +91,17 @@ class Time(Schema):
 
 
 @dataclass(frozen=True)
+class MicroTime(Schema):
+    """``metav1.MicroTime``: an RFC 3339 timestamp with microseconds."""
+
+    type_name = "metav1.MicroTime"
+    json_type = (str,)
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        return {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"}
+
+
+@dataclass(frozen=True)
 class Map(Schema):
     """A JSON object with free keys (``map[string]T``)."""
 
@@ -228,6 +239,11 @@ _SHARED_DEFINITIONS: JSON = {
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
         "description": "IntOrString is a type that can hold an int32 or a string.",
         "format": "int-or-string",
+        "type": "string",
+    },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": {
+        "description": "MicroTime is version of Time with microsecond level precision.",
+        "format": "date-time",
         "type": "string",
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {
