@@ -14,8 +14,10 @@ from kapi.apimachinery import errors
 if TYPE_CHECKING:
     from kapi.server import APIServer
 
-#: Namespaces that exist from the start and may never be deleted.
+#: Namespaces that may never be deleted.
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+#: Namespaces the server creates at start (``kube-node-lease`` may be deleted).
+SYSTEM_NAMESPACES = (*IMMORTAL_NAMESPACES, "kube-node-lease")
 
 
 class NamespaceLifecycle:

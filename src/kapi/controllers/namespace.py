@@ -12,7 +12,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kapi.admission.namespace_lifecycle import IMMORTAL_NAMESPACES
+from kapi.admission.namespace_lifecycle import SYSTEM_NAMESPACES
 from kapi.apimachinery import errors
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store
@@ -25,8 +25,8 @@ FINALIZER = "kubernetes"
 
 
 async def ensure_system_namespaces(namespaces: Store) -> None:
-    """Create ``default``, ``kube-system`` and ``kube-public`` when missing."""
-    for name in IMMORTAL_NAMESPACES:
+    """Create ``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease`` if missing."""
+    for name in SYSTEM_NAMESPACES:
         try:
             await namespaces.create(
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}

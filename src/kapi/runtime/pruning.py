@@ -56,11 +56,18 @@ def _walk_struct(
     drop: list[str] = []
     for key, value in obj.items():
         field = by_name.get(key)
-        child = f"{path}.{key}" if path else key
         if field is None:
-            unknown.append(child)
+            unknown.append(f"{path}.{key}" if path else key)
             drop.append(key)
-        elif value is not None:
+        elif value is None or (
+            not value
+            and isinstance(field.schema, Map | List)
+            and isinstance(value, field.schema.json_type)
+        ):
+            # Go decodes null and empty maps/slices to nil, which ``omitempty`` drops.
+            drop.append(key)
+        else:
+            child = f"{path}.{key}" if path else key
             _walk(value, field.schema, child, f"{go_field}.{key}", unknown)
     for key in drop:
         del obj[key]
