@@ -13,7 +13,10 @@ import signal
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
+
+import uvicorn
 
 from kapi import version as kversion
 from kapi.admission.chain import AdmissionChain
@@ -66,7 +69,8 @@ class APIServer:
         self.address = f"{config.bind_address}:{config.port}"
         self._tasks: list[asyncio.Task[Any]] = []
         self._post_start_done: set[str] = set()
-        self._stopping = False
+        #: Set when shutdown begins (a signal): watches end and /readyz fails at once.
+        self.stopping = asyncio.Event()
         self._register_health_checks()
 
     # -- lifecycle --------------------------------------------------------------------
@@ -88,7 +92,7 @@ class APIServer:
 
     async def stop(self) -> None:
         """Stop controllers, then close storage so every committed write is checkpointed."""
-        self._stopping = True
+        self.stopping.set()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -125,7 +129,7 @@ class APIServer:
             await self.storage.current_revision()
 
         async def shutdown() -> None:
-            if self._stopping:
+            if self.stopping.is_set():
                 raise RuntimeError("process is shutting down")
 
         def post_start(name: str) -> Any:
@@ -174,16 +178,11 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def serve(config: ServerConfig) -> None:
-    """Run the server until SIGINT/SIGTERM; uvicorn drains requests, then lifespan stops us."""
+    """Run the server until SIGINT/SIGTERM, then drain and stop as kube-apiserver does."""
     import uvicorn
 
     server = APIServer(config)
-    # uvicorn handles SIGINT/SIGTERM itself (drain, then lifespan shutdown) and re-raises
-    # the signal to the handler that was installed before it; a no-op handler there makes
-    # a clean shutdown exit 0, as kube-apiserver does.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda signum, frame: None)
-    uvicorn.run(
+    uvicorn_config = uvicorn.Config(
         APIServerApp(server),
         host=config.bind_address,
         port=config.port,
@@ -194,3 +193,24 @@ def serve(config: ServerConfig) -> None:
         access_log=False,
         timeout_graceful_shutdown=5,
     )
+    # uvicorn re-raises the shutdown signal to the handler installed before it; a no-op
+    # handler there makes a clean shutdown exit 0, as kube-apiserver does.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, frame: None)
+    _Uvicorn(uvicorn_config, server).run()
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn, telling the API server the moment shutdown begins.
+
+    uvicorn waits for open connections before its lifespan shutdown; watches
+    are long-lived, so they must end first, when the signal arrives.
+    """
+
+    def __init__(self, config: uvicorn.Config, api_server: APIServer) -> None:
+        super().__init__(config)
+        self.api_server = api_server
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        asyncio.get_running_loop().call_soon(self.api_server.stopping.set)
+        super().handle_exit(sig, frame)

@@ -30,13 +30,21 @@ def test_serve_writes_a_kubeconfig_that_kubectl_uses(tmp_path: Path) -> None:
         assert printed.stdout == server.kubeconfig.read_text()
         result = subprocess.run(
             [kubectl, "get", "ns", "-o", "name"],
-            env={"KUBECONFIG": str(server.kubeconfig), "KUBECACHEDIR": str(tmp_path / "cache"),
-                 "HOME": str(tmp_path)},
-            capture_output=True, text=True, timeout=30,
+            env={
+                "KUBECONFIG": str(server.kubeconfig),
+                "KUBECACHEDIR": str(tmp_path / "cache"),
+                "HOME": str(tmp_path),
+            },
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == [
-            "namespace/default", "namespace/kube-public", "namespace/kube-system",
+            "namespace/default",
+            "namespace/kube-node-lease",
+            "namespace/kube-public",
+            "namespace/kube-system",
         ]
     finally:
         server.stop()
@@ -79,8 +87,10 @@ def test_clean_shutdown_keeps_every_write(tmp_path: Path, sig: signal.Signals) -
     ("flag", "message"),
     [
         ("--feature-gates=NoSuchGate=true", "unrecognized feature gate: NoSuchGate"),
-        ("--feature-gates=WarningHeaders=false",
-         "cannot set feature gate WarningHeaders to false, feature is locked to true"),
+        (
+            "--feature-gates=WarningHeaders=false",
+            "cannot set feature gate WarningHeaders to false, feature is locked to true",
+        ),
         ("--emulated-version=one", "invalid Kubernetes version 'one'"),
         ("--emulated-version=1.99", "emulated version 1.99 is newer than kapi's"),
     ],

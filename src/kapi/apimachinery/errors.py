@@ -29,13 +29,15 @@ class StatusError(Exception):
         self.reason = reason
         self.message = message
         self.details = details
+        #: The Status's ``metadata`` (ListMeta): a fresh ``continue`` for an expired one.
+        self.list_meta: dict[str, Any] = {}
 
     @property
     def status(self) -> dict[str, Any]:
         status: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": self.list_meta,
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
@@ -126,16 +128,8 @@ def forbidden(
     return StatusError(403, "Forbidden", f"{subject} is forbidden: {why}", details)
 
 
-def method_not_supported(resource: str, group: str, action: str) -> StatusError:
-    return StatusError(
-        405,
-        "MethodNotAllowed",
-        f'{action} is not supported on resources of kind "{qualified(resource, group)}"',
-        _details(None, group, resource),
-    )
-
-
 def unsupported_media_type(supported: Iterable[str]) -> StatusError:
+    """415, listing what the endpoint accepts (upstream lists its serializers)."""
     return StatusError(
         415,
         "UnsupportedMediaType",

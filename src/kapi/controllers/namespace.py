@@ -37,33 +37,58 @@ async def ensure_system_namespaces(namespaces: Store) -> None:
 
 
 class NamespaceController:
+    #: How long to wait before looking again at content that is still finalizing.
+    retry_interval = 1.0
+
     def __init__(self, server: APIServer) -> None:
         self.server = server
         self.namespaces = server.store("", "namespaces")
+        self._finalizing: dict[str, asyncio.Task[None]] = {}
 
     async def run(self) -> None:
-        while True:
-            try:
-                events = await self.namespaces.watch(None, EVERYTHING)
-                async for event in events:
-                    if event.type != "BOOKMARK" and _terminating(event.object):
-                        await self.finalize(event.object["metadata"]["name"])
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("namespace controller failed; restarting")
-                await asyncio.sleep(1)
+        try:
+            while True:
+                try:
+                    events = await self.namespaces.watch(None, EVERYTHING)
+                    async for event in events:
+                        if event.type != "BOOKMARK" and _terminating(event.object):
+                            self._start(event.object["metadata"]["name"])
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("namespace controller failed; restarting")
+                    await asyncio.sleep(1)
+        finally:
+            for task in self._finalizing.values():
+                task.cancel()
+
+    def _start(self, name: str) -> None:
+        task = self._finalizing.get(name)
+        if task is None or task.done():
+            self._finalizing[name] = asyncio.create_task(self.finalize(name))
 
     async def finalize(self, name: str) -> None:
-        """Delete everything in namespace ``name``, then drop its ``kubernetes`` finalizer."""
-        for store in self.server.stores.values():
-            if store.resource.namespaced:
-                await store.delete_collection(name, EVERYTHING)
+        """Delete everything in ``name`` until it is empty, then drop the ``kubernetes`` finalizer.
+
+        Content whose own finalizers keep it around holds the namespace in
+        Terminating, as upstream's namespace controller does.
+        """
+        while await self._delete_content(name):
+            await asyncio.sleep(self.retry_interval)
         try:
             await self.namespaces.update(None, name, _drop_finalizer, subresource="finalize")
         except errors.StatusError as exc:
             if exc.code != 404:
                 raise
+
+    async def _delete_content(self, name: str) -> int:
+        """Delete what is in the namespace; return how many objects are still there."""
+        remaining = 0
+        for store in self.server.stores.values():
+            if store.resource.namespaced:
+                await store.delete_collection(name, EVERYTHING)
+                remaining += len((await store.list(name, EVERYTHING)).items)
+        return remaining
 
 
 def _terminating(namespace: dict[str, Any]) -> bool:

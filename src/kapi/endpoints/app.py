@@ -22,7 +22,9 @@ from kapi.endpoints.http import Receive, Request, Response, Scope, Send, send_re
 from kapi.endpoints.negotiation import negotiate_output
 from kapi.endpoints.requestinfo import parse_request_info
 from kapi.endpoints.warnings import warning_headers
-from kapi.request import RequestContext, bind
+from kapi.request import RequestContext, RequestInfo, bind
+from kapi.request import current as current_request
+from kapi.runtime.scheme import Resource
 
 if TYPE_CHECKING:
     from kapi.server import APIServer
@@ -32,6 +34,9 @@ log = logging.getLogger(__name__)
 NonResourceHandler = Callable[[Request], Awaitable[Response]]
 
 _NOT_FOUND = errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+_METHOD_NOT_ALLOWED = errors.StatusError(
+    405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+)
 
 
 class APIServerApp:
@@ -91,7 +96,7 @@ class APIServerApp:
             request.headers.get("content-type", "") if request.method == "PATCH" else "",
         )
 
-    async def _resource(self, request: Request, info: Any) -> Any:
+    async def _resource(self, request: Request, info: RequestInfo) -> Any:
         server = self.server
         resource = server.scheme.lookup(info.api_group, info.api_version, info.resource)
         if resource is None:
@@ -101,20 +106,11 @@ class APIServerApp:
         if info.namespace and not resource.namespaced and info.resource != "namespaces":
             raise _NOT_FOUND
         handler = handlers.VERBS.get(info.verb)
-        if handler is None:
-            raise errors.StatusError(
-                405,
-                "MethodNotAllowed",
-                "the server does not allow this method on the requested resource",
-            )
-        if resource.namespaced and not info.namespace and info.verb not in ("list", "watch"):
-            if info.verb == "deletecollection":
-                raise _NOT_FOUND
-            raise errors.method_not_supported(resource.plural, resource.group, info.verb)
-        if info.subresource and info.verb not in ("get", "update", "patch"):
-            raise errors.method_not_supported(
-                f"{resource.plural}/{info.subresource}", resource.group, info.verb
-            )
+        if handler is None or not _route_allows(resource, info):
+            raise _METHOD_NOT_ALLOWED
+        warning = server.scheme.deprecation_warning(resource, info.api_version)
+        if warning:
+            current_request().add_warning(warning)
         output = negotiate_output(request.headers.get("accept"))
         scope = handlers.RequestScope(
             scheme=server.scheme,
@@ -126,6 +122,7 @@ class APIServerApp:
             subresource=info.subresource,
             output=output,
             bookmark_interval=server.config.bookmark_interval,
+            stopping=server.stopping,
         )
         return await handler(scope, request)
 
@@ -175,6 +172,22 @@ class APIServerApp:
         if body is None:
             raise _NOT_FOUND
         return _json(body)
+
+
+def _route_allows(resource: Resource, info: RequestInfo) -> bool:
+    """Whether upstream registers a route for this verb on this path (else 405).
+
+    Collections take list/watch/create/deletecollection, items get/update/patch/
+    delete, subresources get/update/patch; a namespaced resource's
+    all-namespaces path takes only list and watch.
+    """
+    if info.subresource:
+        return info.verb in ("get", "update", "patch")
+    if info.name:
+        return info.verb in ("get", "update", "patch", "delete")
+    if resource.namespaced and not info.namespace:
+        return info.verb in ("list", "watch")
+    return info.verb in ("list", "watch", "create", "deletecollection")
 
 
 _KNOWN_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/metrics", "/api", "/apis"})

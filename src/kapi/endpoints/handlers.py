@@ -9,6 +9,7 @@ store, and encode the result in the requested version or as a ``Table``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 Object = dict[str, Any]
 
 _FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+_META_FIELD_LABELS = ("metadata.name", "metadata.namespace")
 _PATCH_TYPES = (
     serializer.JSON_PATCH,
     serializer.MERGE_PATCH,
@@ -66,6 +68,8 @@ class RequestScope:
     subresource: str
     output: Output
     bookmark_interval: float
+    #: Set when the server starts shutting down: open watches end then.
+    stopping: asyncio.Event
 
     @property
     def api_version(self) -> str:
@@ -92,40 +96,50 @@ class RequestScope:
 
     # -- decoding ---------------------------------------------------------------------
 
-    def decode_object(self, raw: Object, duplicates: list[str], validation: str) -> Object:
+    def decode_object(self, raw: Any, duplicates: list[str], validation: str) -> Object:
         """A versioned request object, checked and pruned, as a defaulted hub object."""
+        kind = self.resource.kind
         if not isinstance(raw, dict):
-            raise errors.bad_request(
-                f'{self.resource.kind} in version "{self.version}" cannot be handled as a '
-                f"{self.resource.kind}: json: cannot unmarshal {_json_kind(raw)} into Go value "
-                f'of type struct {{ APIVersion string "json:\\"apiVersion,omitempty\\""; '
-                f'Kind string "json:\\"kind,omitempty\\"" }}'
+            raise self.unrecognized(
+                f"couldn't get version/kind; json parse error: json: cannot unmarshal "
+                f"{_json_kind(raw)} into Go value of type struct {{ APIVersion string "
+                f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}',
+                b"",
             )
-        api_version = raw.get("apiVersion") or self.api_version
-        kind = raw.get("kind") or self.resource.kind
-        if not isinstance(api_version, str) or not isinstance(kind, str):
+        body_version = raw.get("apiVersion") or self.api_version
+        body_kind = raw.get("kind") or kind
+        if not isinstance(body_version, str) or not isinstance(body_kind, str):
             raise errors.bad_request(
-                "couldn't get version/kind; json parse error: apiVersion and kind must be strings"
+                "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                "non-string into Go struct field .apiVersion of type string"
             )
-        if api_version != self.api_version:
+        gv = GroupVersion.parse(body_version)
+        registered = self.scheme.by_kind(gv.group, body_kind)
+        if registered is None or gv.version not in registered.versions:
             raise errors.bad_request(
-                f"the API version in the data ({api_version}) does not match the expected "
+                f'{body_kind} in version "{gv.version}" cannot be handled as a {kind}: no kind '
+                f'"{body_kind}" is registered for version "{body_version}" in scheme '
+                '"pkg/api/legacyscheme/scheme.go:30"'
+            )
+        if registered is not self.resource:
+            raise errors.bad_request(
+                f'{body_kind} in version "{gv.version}" cannot be handled as a {kind}: converting '
+                f"({gv.version}.{body_kind}) to ({self.resource.group or 'core'}.{kind}): "
+                "unknown conversion"
+            )
+        if body_version != self.api_version:
+            raise errors.bad_request(
+                f"the API version in the data ({body_version}) does not match the expected "
                 f"API version ({self.api_version})"
             )
-        if kind != self.resource.kind:
-            raise errors.bad_request(
-                f'{kind} in version "{self.version}" cannot be handled as a '
-                f"{self.resource.kind}: converting ({self.version}.{kind}) to "
-                f"({self.version}.{self.resource.kind}): unknown conversion"
-            )
-        raw["apiVersion"], raw["kind"] = api_version, kind
+        raw["apiVersion"], raw["kind"] = body_version, body_kind
         schema = self.resource.versions[self.version].schema
+        order = _document_order(raw) if duplicates else None
         try:
             unknown = prune(raw, schema)
         except DecodeTypeError as exc:
             raise self._cannot_handle(str(exc)) from None
-        problems = [f'unknown field "{p}"' for p in unknown]
-        problems += [f'duplicate field "{p}"' for p in duplicates]
+        problems = _field_problems(unknown, duplicates, order)
         if problems and validation == "Strict":
             raise self._cannot_handle("strict decoding error: " + ", ".join(problems))
         if problems and validation == "Warn":
@@ -134,6 +148,12 @@ class RequestScope:
                 request.add_warning(problem)
         self.scheme.default(self.resource, raw, self.version)
         return self.scheme.to_hub(self.resource, raw, self.version)
+
+    def unrecognized(self, why: str, body: bytes) -> errors.StatusError:
+        return errors.bad_request(
+            f"the object provided is unrecognized (must be of type {self.resource.kind}): "
+            f"{why} ({serializer.summarize(body)})"
+        )
 
     def _cannot_handle(self, why: str) -> errors.StatusError:
         kind = self.resource.kind
@@ -155,6 +175,47 @@ class RequestScope:
                 "the namespace of the provided object does not match the namespace sent on "
                 "the request"
             )
+
+
+def _document_order(obj: Any) -> dict[str, int]:
+    """Each field path's position in the document (dicts keep first-occurrence order)."""
+    order: dict[str, int] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = f"{path}.{key}" if path else key
+                order[child] = len(order)
+                walk(value, child)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{path}[{i}]")
+
+    walk(obj, "")
+    return order
+
+
+def _field_problems(
+    unknown: list[str], duplicates: list[str], order: dict[str, int] | None
+) -> list[str]:
+    """Unknown and duplicate fields in document order, as the strict decoder reports them.
+
+    A field that is both unknown and repeated, or that sits inside an unknown
+    field, is reported once, as unknown.
+    """
+    if not duplicates:
+        return [f'unknown field "{p}"' for p in unknown]
+    dropped = set(unknown)
+    repeated = [
+        p
+        for p in duplicates
+        if p not in dropped and not any(p.startswith((u + ".", u + "[")) for u in dropped)
+    ]
+    problems = [(p, f'unknown field "{p}"') for p in unknown]
+    problems += [(p, f'duplicate field "{p}"') for p in repeated]
+    assert order is not None
+    problems.sort(key=lambda item: order.get(item[0], len(order)))
+    return [text for _, text in problems]
 
 
 def encode(status: int, obj: Any, output: Output) -> Response:
@@ -186,7 +247,9 @@ def _write_options(query: dict[str, str], options_kind: str) -> tuple[bool, str]
         errs.append(field.not_supported(Path("dryRun"), dry_run, ["All"]))
     if validation not in ("", *_FIELD_VALIDATION):
         errs.append(
-            field.not_supported(Path("fieldValidation"), validation, ["", *_FIELD_VALIDATION])
+            field.not_supported(
+                Path("fieldValidation"), validation, sorted(["", *_FIELD_VALIDATION])
+            )
         )
     if errs:
         raise errors.invalid(options_kind, "meta.k8s.io", "", errs)
@@ -207,11 +270,28 @@ def _predicate(query: dict[str, str], resource: Resource) -> SelectionPredicate:
         fields = parse_field_selector(query.get("fieldSelector", ""))
     except FieldSelectorError as exc:
         raise errors.bad_request(str(exc)) from None
-    try:
-        check_field_labels(fields, {"metadata.name", "metadata.namespace", *resource.field_labels})
-    except FieldLabelNotSupportedError as exc:
-        raise errors.bad_request(str(exc)) from None
+    _check_field_labels(fields, resource)
     return SelectionPredicate(label, fields)
+
+
+def _check_field_labels(fields: Any, resource: Resource) -> None:
+    """Reject field selectors on unsupported fields with upstream's two wordings.
+
+    Kinds with their own field-label conversion (Secret, Namespace) answer
+    ``field label not supported``; the others use the generic metadata-only one.
+    """
+    if resource.field_labels:
+        try:
+            check_field_labels(fields, {*_META_FIELD_LABELS, *resource.field_labels})
+        except FieldLabelNotSupportedError as exc:
+            raise errors.bad_request(str(exc)) from None
+        return
+    for requirement in fields.requirements:
+        if requirement.field not in _META_FIELD_LABELS:
+            raise errors.bad_request(
+                f'"{requirement.field}" is not a known field selector: only '
+                '"metadata.name", "metadata.namespace"'
+            )
 
 
 def _int_param(query: dict[str, str], name: str) -> int | None:
@@ -231,44 +311,69 @@ def _bool_param(query: dict[str, str], name: str) -> bool | None:
     return value.lower() in ("true", "1")
 
 
-def _validate_list_options(query: dict[str, str]) -> None:
+def _validate_list_options(query: dict[str, str], watch: bool) -> None:
+    """Upstream's ``ValidateListOptions`` (422 on ``ListOptions.meta.k8s.io``)."""
     rv = query.get("resourceVersion", "")
     match = query.get("resourceVersionMatch", "")
-    errs = []
-    if match and match not in ("Exact", "NotOlderThan"):
-        errs.append(
-            field.not_supported(Path("resourceVersionMatch"), match, ["Exact", "NotOlderThan"])
-        )
-    elif match and query.get("continue"):
-        errs.append(
-            field.forbidden(
-                Path("resourceVersionMatch"),
-                "resourceVersionMatch is forbidden when continue is provided",
+    initial = query.get("sendInitialEvents")
+    path = Path("resourceVersionMatch")
+    errs: list[field.FieldError] = []
+    if watch:
+        if initial is not None and match != "NotOlderThan":
+            errs.append(
+                field.forbidden(
+                    path, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+                )
             )
-        )
-    elif match and not rv:
-        errs.append(
-            field.forbidden(
-                Path("resourceVersionMatch"),
-                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        if match:
+            if initial is None:
+                errs.append(
+                    field.forbidden(
+                        path,
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents "
+                        "is provided",
+                    )
+                )
+            if match != "NotOlderThan":
+                errs.append(field.not_supported(path, match, ["NotOlderThan"]))
+            if query.get("continue"):
+                errs.append(
+                    field.forbidden(
+                        path, "resourceVersionMatch is forbidden when continue is provided"
+                    )
+                )
+    else:
+        if match:
+            if not rv:
+                errs.append(
+                    field.forbidden(
+                        path, "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    )
+                )
+            if query.get("continue"):
+                errs.append(
+                    field.forbidden(
+                        path, "resourceVersionMatch is forbidden when continue is provided"
+                    )
+                )
+            if match not in ("Exact", "NotOlderThan"):
+                errs.append(field.not_supported(path, match, ["Exact", "NotOlderThan", ""]))
+            if match == "Exact" and rv == "0":
+                errs.append(
+                    field.forbidden(
+                        path, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+                    )
+                )
+        if initial is not None:
+            errs.append(
+                field.forbidden(
+                    Path("sendInitialEvents"), "sendInitialEvents is forbidden for list"
+                )
             )
-        )
-    elif match == "Exact" and rv == "0":
-        errs.append(
-            field.forbidden(
-                Path("resourceVersionMatch"),
-                'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
-            )
-        )
-    if query.get("continue") and rv not in ("", "0"):
-        errs.append(
-            field.forbidden(
-                Path("resourceVersion"),
-                "specifying resource version is not allowed when using continue",
-            )
-        )
     if errs:
         raise errors.invalid("ListOptions", "meta.k8s.io", "", errs)
+    if query.get("continue") and rv not in ("", "0"):
+        raise errors.bad_request("specifying resource version is not allowed when using continue")
 
 
 # -- verbs ---------------------------------------------------------------------------
@@ -281,7 +386,7 @@ async def get(scope: RequestScope, request: Request) -> Response:
 
 async def list_(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    _validate_list_options(query)
+    _validate_list_options(query, watch=False)
     result = await scope.store.list(
         scope.namespace,
         _predicate(query, scope.resource),
@@ -313,63 +418,83 @@ async def list_(scope: RequestScope, request: Request) -> Response:
 
 async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
     query = request.query
+    _validate_list_options(query, watch=True)
     timeout = _int_param(query, "timeoutSeconds")
-    events = await scope.store.watch(
-        scope.namespace,
-        _predicate(query, scope.resource),
-        resource_version=query.get("resourceVersion", ""),
-        send_initial_events=_bool_param(query, "sendInitialEvents"),
-        progress_interval=scope.bookmark_interval
-        if _bool_param(query, "allowWatchBookmarks")
-        else None,
-    )
-    return StreamingResponse(
-        200, _watch_stream(scope, events, float(timeout) if timeout else DEFAULT_WATCH_TIMEOUT)
-    )
+    bookmarks = _bool_param(query, "allowWatchBookmarks")
+    try:
+        events = await scope.store.watch(
+            scope.namespace,
+            _predicate(query, scope.resource),
+            resource_version=query.get("resourceVersion", ""),
+            send_initial_events=_bool_param(query, "sendInitialEvents"),
+            progress_interval=scope.bookmark_interval if bookmarks else None,
+        )
+    except errors.StatusError as exc:
+        # Upstream starts the stream and sends the error as its only event (410 for a
+        # compacted resourceVersion), so watch clients see it as a watch event.
+        return StreamingResponse(200, _error_event(exc))
+    deadline = float(timeout) if timeout else DEFAULT_WATCH_TIMEOUT
+    return StreamingResponse(200, _watch_stream(scope, events, deadline))
+
+
+async def _error_event(exc: errors.StatusError) -> AsyncGenerator[bytes]:
+    yield orjson.dumps({"type": "ERROR", "object": exc.status}) + b"\n"
 
 
 async def _watch_stream(
     scope: RequestScope, events: AsyncGenerator[Any], timeout: float
 ) -> AsyncGenerator[bytes]:
-    deadline = asyncio.get_running_loop().time() + timeout
+    """Encode events until the timeout, the end of the storage watch, or server shutdown."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    stopping = asyncio.ensure_future(scope.stopping.wait())
     try:
         while True:
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
+            next_event = asyncio.ensure_future(anext(events))
+            done, _ = await asyncio.wait(
+                (next_event, stopping),
+                timeout=max(0.0, deadline - loop.time()),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            if next_event not in done:
+                # Let the cancellation land before closing the generator it is running in.
+                next_event.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await next_event
                 return
             try:
-                event = await asyncio.wait_for(anext(events), remaining)
-            except (TimeoutError, StopAsyncIteration):
+                event = next_event.result()
+            except StopAsyncIteration:
                 return
-            obj = event.object
-            if event.type == "BOOKMARK":
-                obj = {**obj, "apiVersion": scope.api_version}
-            elif scope.output.as_kind == "Table":
-                versioned = scope.to_version(obj)
-                obj = tables.table_for(
-                    scope.resource,
-                    [versioned],
-                    scope.output,
-                    versioned["metadata"].get("resourceVersion", ""),
-                )
-            else:
-                obj = scope.to_version(obj)
-            yield orjson.dumps({"type": event.type, "object": obj}) + b"\n"
+            yield orjson.dumps({"type": event.type, "object": _watch_object(scope, event)}) + b"\n"
     finally:
+        stopping.cancel()
         await events.aclose()
 
 
+def _watch_object(scope: RequestScope, event: Any) -> Object:
+    obj: Object = event.object
+    if event.type == "BOOKMARK":
+        return {**obj, "apiVersion": scope.api_version}
+    versioned = scope.to_version(obj)
+    if scope.output.as_kind == "Table":
+        rv = versioned["metadata"].get("resourceVersion", "")
+        return tables.table_for(scope.resource, [versioned], scope.output, rv)
+    return versioned
+
+
 async def _decoded_body(scope: RequestScope, request: Request, validation: str) -> Object:
-    media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES[:2])
+    media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES)
     body = await request.body()
-    decoded = serializer.decode(body, media, find_duplicates=validation != "Ignore")
+    try:
+        decoded = serializer.decode(body, media, find_duplicates=validation != "Ignore")
+    except serializer.SyntaxDecodeError as exc:
+        raise scope.unrecognized(str(exc), body) from None
     return scope.decode_object(decoded.obj, decoded.duplicates, validation)
 
 
 async def create(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    if scope.name or scope.subresource:
-        raise errors.method_not_supported(scope.resource.plural, scope.resource.group, "create")
     dry_run, validation = _write_options(query, "CreateOptions")
     obj = await _decoded_body(scope, request, validation)
     scope.set_namespace(obj)
@@ -502,7 +627,7 @@ async def _delete_options(request: Request) -> Object:
     body = await request.body()
     if not body.strip():
         return {}
-    media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES[:2])
+    media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES)
     options = serializer.decode(body, media, find_duplicates=False).obj
     if not isinstance(options, dict):
         raise errors.bad_request("DeleteOptions must be an object")

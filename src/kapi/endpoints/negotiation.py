@@ -40,12 +40,16 @@ def negotiate_output(accept: str | None, *, allow_transform: bool = True) -> Out
             return JSON_OUTPUT
         if media == "application/yaml":
             return Output(serializer.YAML)
-    raise errors.not_acceptable(_SUPPORTED[:2])
+    raise errors.not_acceptable(_SUPPORTED)
 
 
 def body_media_type(content_type: str | None, allowed: tuple[str, ...]) -> str:
-    """The media type of a request body; missing means JSON (kubectl's chunked bodies)."""
+    """The media type of a request body; missing means JSON (kubectl's chunked bodies).
+
+    Object bodies advertise every serializer upstream has (protobuf included) in
+    the 415 message; what kapi decodes is JSON and YAML.
+    """
     media = (content_type or serializer.JSON).split(";", 1)[0].strip().lower()
-    if media not in allowed:
+    if media not in allowed or media == serializer.PROTOBUF:
         raise errors.unsupported_media_type(allowed)
     return media

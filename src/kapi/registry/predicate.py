@@ -31,7 +31,6 @@ class SelectionPredicate:
         """The name an exact ``metadata.name=`` requirement pins, if any."""
         return None if self.field is None else self.field.exact("metadata.name")
 
-
     def _field_set(self, obj: Object) -> dict[str, str]:
         """The values of the fields the selector names, read by their dotted paths.
 

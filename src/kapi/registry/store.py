@@ -177,9 +177,12 @@ class Store:
                     remaining = result.remaining if predicate.empty() else None
                     return ListResult(items, revision, token, remaining)
         except ExpiredError:
-            raise errors.resource_expired(
-                _CONTINUE_TOO_OLD if continue_token else _LIST_TOO_OLD
-            ) from None
+            if not continue_token:
+                raise errors.resource_expired(_LIST_TOO_OLD) from None
+            # Upstream offers a token that carries on from the same key at the latest revision.
+            expired = errors.resource_expired(_CONTINUE_TOO_OLD)
+            expired.list_meta = {"continue": self._encode_continue(-1, str(start), prefix)}
+            raise expired from None
         except FutureRevisionError as exc:
             raise _too_large(exc.requested, exc.current) from None
 
@@ -213,16 +216,22 @@ class Store:
         except (ValueError, KeyError, TypeError) as exc:
             raise errors.bad_request(f"continue key is not valid: {exc}") from None
         if not version_ok:
+            version = data.get("v") if isinstance(data, dict) else None
+            raise errors.bad_request(
+                "continue key is not valid: server does not recognize this encoded version "
+                f'"{version}"'
+            )
+        if revision == 0 or revision < -1:
             raise errors.bad_request(
                 "continue key is not valid: incorrect encoded start resourceVersion "
                 "(version meta.k8s.io/v1)"
             )
-        if ".." in start.split("/") or revision <= 0:
+        if ".." in start.split("/"):
             raise errors.bad_request("continue key is not valid: invalid start key")
         full = self._prefix + start
         if not full.startswith(prefix):
             raise errors.bad_request("continue key is not valid: key is outside the list's scope")
-        return revision, full
+        return max(revision, 0), full  # -1: "continue at the latest revision"
 
     # -- writes ----------------------------------------------------------------------
 
@@ -345,9 +354,11 @@ class Store:
             metadata = new["metadata"]
         else:
             self.strategy.prepare_for_update(new, old)
-        for system_field in ("uid", "creationTimestamp"):
-            if not metadata.get(system_field) and system_field in old_meta:
-                metadata[system_field] = old_meta[system_field]
+        if not metadata.get("uid") and "uid" in old_meta:
+            metadata["uid"] = old_meta["uid"]
+        # Upstream ignores changes to the creation timestamp rather than rejecting them.
+        if "creationTimestamp" in old_meta:
+            metadata["creationTimestamp"] = old_meta["creationTimestamp"]
         for immutable in ("deletionTimestamp", "deletionGracePeriodSeconds"):
             if immutable in old_meta:
                 metadata[immutable] = old_meta[immutable]
@@ -505,7 +516,9 @@ class Store:
             raise errors.resource_expired(
                 f"too old resource version: {exc.requested} ({exc.compacted})"
             ) from None
-        return self._events(watch, predicate, initial_items, start, bool(send_initial_events))
+        # The initial-events-end marker is a bookmark: only clients that allow bookmarks get it.
+        end_marker = bool(send_initial_events) and progress_interval is not None
+        return self._events(watch, predicate, initial_items, start, end_marker)
 
     async def _events(
         self,

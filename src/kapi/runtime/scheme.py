@@ -68,6 +68,15 @@ class Lifecycle:
     def deprecated_at(self, at: Version) -> bool:
         return self.deprecated is not None and self.deprecated <= at
 
+    def warning(self, gvk: GroupVersionKind) -> str:
+        """Upstream's deprecation warning text for ``gvk`` (KEP-1693)."""
+        text = f"{gvk} is deprecated in v{self.deprecated}+"
+        if self.removed is not None:
+            text += f", unavailable in v{self.removed}+"
+        if self.replacement is not None:
+            text += f"; use {self.replacement}"
+        return text
+
 
 @dataclass
 class ResourceVersion:
@@ -156,6 +165,13 @@ class Scheme:
         if rv is None:
             return False
         return rv.lifecycle is None or rv.lifecycle.served_at(self.emulated_version)
+
+    def deprecation_warning(self, resource: Resource, version: str) -> str | None:
+        """The warning for a request to a deprecated version, or ``None``."""
+        lifecycle = resource.versions[version].lifecycle
+        if lifecycle is None or not lifecycle.deprecated_at(self.emulated_version):
+            return None
+        return lifecycle.warning(resource.gvk(version))
 
     def lookup(self, group: str, version: str, plural: str) -> Resource | None:
         """The resource served at ``/group/version/plural``, or ``None``."""

@@ -14,8 +14,6 @@ from typing import Any
 import orjson
 import yaml
 
-from kapi.apimachinery import errors
-
 try:  # The C loader/dumper is an order of magnitude faster when libyaml is there.
     from yaml import CSafeDumper as _YAMLDumper
     from yaml import CSafeLoader as _YAMLLoader
@@ -42,15 +40,23 @@ class Decoded:
     duplicates: list[str] = field(default_factory=list)
 
 
+class SyntaxDecodeError(ValueError):
+    """A body that is not valid JSON or YAML; ``str()`` is the Go decoder's wording."""
+
+
 def decode(body: bytes, media_type: str, *, find_duplicates: bool) -> Decoded:
-    """Parse a JSON or YAML body; raise BadRequest with upstream wording on a syntax error."""
+    """Parse a JSON or YAML body, keeping duplicate-field paths when asked.
+
+    Raises :class:`SyntaxDecodeError` on a syntax error; the handler adds the
+    upstream ``the object provided is unrecognized`` framing.
+    """
     if media_type == YAML:
         return _decode_yaml(body)
     if not find_duplicates:
         try:
             return Decoded(orjson.loads(body))
-        except orjson.JSONDecodeError as exc:
-            raise _syntax_error(exc) from None
+        except orjson.JSONDecodeError:
+            pass  # re-parse below for the position-aware message
     seen: list[tuple[dict[str, Any], str]] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -64,22 +70,66 @@ def decode(body: bytes, media_type: str, *, find_duplicates: bool) -> Decoded:
         return out
 
     try:
-        obj = json.loads(body, object_pairs_hook=pairs)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _syntax_error(exc) from None
+        text = body.decode("utf-8")
+        obj = json.loads(text, object_pairs_hook=pairs)
+    except UnicodeDecodeError:
+        raise SyntaxDecodeError("json: invalid UTF-8 in input") from None
+    except json.JSONDecodeError as exc:
+        raise SyntaxDecodeError(
+            "couldn't get version/kind; json parse error: " + _go_json_error(exc)
+        ) from None
     return Decoded(obj, _duplicate_paths(obj, seen) if seen else [])
+
+
+def _go_json_error(exc: json.JSONDecodeError) -> str:
+    """Word a Python JSON syntax error as Go's ``encoding/json`` does."""
+    doc, pos = exc.doc, exc.pos
+    if pos >= len(doc.rstrip()) or exc.msg.startswith("Unterminated string"):
+        return "unexpected end of JSON input"
+    char = doc[pos]
+    shown = "'\\''" if char == "'" else repr(char)
+    if exc.msg.startswith("Invalid \\escape"):
+        return f"invalid character {doc[pos + 1]!r} in string escape code"
+    if exc.msg.startswith("Invalid control character"):
+        return f"invalid character {shown} in string literal"
+    if exc.msg.startswith("Extra data"):
+        return f"invalid character {shown} after top-level value"
+    if exc.msg.startswith("Expecting property name"):
+        return f"invalid character {shown} looking for beginning of object key string"
+    if exc.msg.startswith("Expecting ':'"):
+        return f"invalid character {shown} after object key"
+    if exc.msg.startswith("Expecting ','"):
+        where = "object key:value pair" if _innermost_open(doc, pos) == "{" else "array element"
+        return f"invalid character {shown} after {where}"
+    return f"invalid character {shown} looking for beginning of value"
+
+
+def _innermost_open(doc: str, pos: int) -> str:
+    """The innermost bracket still open at ``pos`` (strings skipped)."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in doc[:pos]:
+        if in_string:
+            escaped = not escaped and ch == "\\"
+            in_string = escaped or ch != '"'
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append(ch)
+        elif ch in "}]" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""
 
 
 def _decode_yaml(body: bytes) -> Decoded:
     try:
         obj = yaml.load(body, Loader=_YAMLLoader)
     except yaml.YAMLError as exc:
-        raise errors.bad_request(f"error converting YAML to JSON: yaml: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise SyntaxDecodeError(f"error converting YAML to JSON: yaml: {where}{problem}") from None
     return Decoded(obj)
-
-
-def _syntax_error(exc: Exception) -> errors.StatusError:
-    return errors.bad_request(f"couldn't get version/kind; json parse error: {exc}")
 
 
 def _duplicate_paths(root: Any, seen: list[tuple[dict[str, Any], str]]) -> list[str]:
@@ -103,6 +153,16 @@ def _duplicate_paths(root: Any, seen: list[tuple[dict[str, Any], str]]) -> list[
         if path not in out:
             out.append(path)
     return out
+
+
+def summarize(body: bytes, max_length: int = 30) -> str:
+    """Upstream's ``summarizeData``: a short excerpt of a body for error messages."""
+    if not body:
+        return "<empty>"
+    if body[:1] == b"{":
+        text = body.decode("utf-8", "replace")
+        return text[:max_length] + " ..." if len(body) > max_length else text
+    return body[:max_length].hex() + " ..." if len(body) > max_length else body.hex()
 
 
 def encode_json(obj: Any) -> bytes:
