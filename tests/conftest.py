@@ -103,6 +103,13 @@ def fresh_server(tmp_path: Path) -> Iterator[KapiServer]:
     server.stop()
 
 
+@pytest.fixture
+def http(kapi_server: KapiServer) -> Iterator[httpx.Client]:
+    """A plain HTTP client on the shared server, for wire-level assertions."""
+    with kapi_server.client() as client:
+        yield client
+
+
 _counter = iter(range(1, 1_000_000))
 
 

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, start_server
+from tests.integration.paths import cm_path
 
 Object = dict[str, Any]
 
@@ -29,17 +30,6 @@ _SNAPSHOT_PATHS = (
     "/api/v1/namespaces/{ns}/secrets",
     "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
 )
-
-
-@pytest.fixture
-def http(kapi_server: KapiServer) -> Iterator[httpx.Client]:
-    with kapi_server.client() as client:
-        yield client
-
-
-def cm_path(namespace: str, name: str = "") -> str:
-    path = f"/api/v1/namespaces/{namespace}/configmaps"
-    return f"{path}/{name}" if name else path
 
 
 def configmap(name: str, **fields: Any) -> Object:

@@ -15,14 +15,10 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, start_server
+from tests.integration.paths import cm_path
 
 Object = dict[str, Any]
 Event = tuple[str, str, int]  # (type, name, resourceVersion)
-
-
-def cm_path(namespace: str, name: str = "") -> str:
-    path = f"/api/v1/namespaces/{namespace}/configmaps"
-    return f"{path}/{name}" if name else path
 
 
 def make_namespace(client: httpx.Client, name: str) -> None:

@@ -16,24 +16,9 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, start_server
+from tests.integration.paths import cm_path, pdb_path
 
 Object = dict[str, Any]
-
-
-@pytest.fixture
-def http(kapi_server: KapiServer) -> Iterator[httpx.Client]:
-    with kapi_server.client() as client:
-        yield client
-
-
-def cm_path(namespace: str, name: str = "") -> str:
-    path = f"/api/v1/namespaces/{namespace}/configmaps"
-    return f"{path}/{name}" if name else path
-
-
-def pdb_path(namespace: str, name: str = "", version: str = "v1") -> str:
-    path = f"/apis/policy/{version}/namespaces/{namespace}/poddisruptionbudgets"
-    return f"{path}/{name}" if name else path
 
 
 def create_cm(
