@@ -533,28 +533,36 @@ _METADATA: Final = Path("metadata")
 
 
 def _common_object_meta(meta: Mapping[str, Any], namespaced: bool, path: Path) -> list[FieldError]:
-    """``validateObjectMetaAccessorWithOptsCommon``: everything after the name."""
+    """``validateObjectMetaAccessorWithOptsCommon``: everything after the name.
+
+    Runs on every write: each check is skipped when its field is absent, and
+    paths are only built for checks that run.
+    """
     errs: list[FieldError] = []
     namespace = meta.get("namespace") or ""
     if namespaced:
         if not namespace:
             errs.append(required(path.child("namespace"), ""))
         else:
-            ns_path = path.child("namespace")
-            errs.extend(
-                invalid(ns_path, namespace, m) for m in validate_namespace_name(namespace, False)
-            )
+            messages = validate_namespace_name(namespace, False)
+            errs.extend(invalid(path.child("namespace"), namespace, m) for m in messages)
     elif namespace:
         errs.append(forbidden(path.child("namespace"), "not allowed on this type"))
-    errs.extend(validate_nonnegative_field(meta.get("generation") or 0, path.child("generation")))
-    errs.extend(validate_labels(meta.get("labels"), path.child("labels")))
-    errs.extend(validate_annotations(meta.get("annotations"), path.child("annotations")))
-    errs.extend(
-        validate_owner_references(meta.get("ownerReferences"), path.child("ownerReferences"))
-    )
-    errs.extend(validate_finalizers(meta.get("finalizers"), path.child("finalizers")))
-    errs.extend(validate_managed_fields(meta.get("managedFields"), path.child("managedFields")))
+    if generation := meta.get("generation"):
+        errs.extend(validate_nonnegative_field(generation, path.child("generation")))
+    for name, check in _OPTIONAL_META_CHECKS:
+        if value := meta.get(name):
+            errs.extend(check(value, path.child(name)))
     return errs
+
+
+_OPTIONAL_META_CHECKS: Final = (
+    ("labels", validate_labels),
+    ("annotations", validate_annotations),
+    ("ownerReferences", validate_owner_references),
+    ("finalizers", validate_finalizers),
+    ("managedFields", validate_managed_fields),
+)
 
 
 def validate_object_meta(

@@ -264,8 +264,10 @@ def is_config_map_key(value: str) -> list[str]:
     return errs
 
 
-def _key_errors(path: Path, key: str) -> list[FieldError]:
-    return [invalid(path, key, msg) for msg in is_config_map_key(key)]
+def _key_errors(parent: Path, key: str) -> list[FieldError]:
+    """Key rule errors at ``parent[key]``; the path is built only when there is one."""
+    messages = is_config_map_key(key)
+    return [invalid(parent.key(key), key, msg) for msg in messages] if messages else []
 
 
 def _decoded(value: str | None) -> bytes:
@@ -320,22 +322,24 @@ ConfigMap = kind_struct(
 )
 
 
+_DATA, _BINARY_DATA, _WHOLE_OBJECT = Path("data"), Path("binaryData"), Path("")
+
+
 def validate_config_map(cm: Object) -> list[FieldError]:
     """``ValidateConfigMap`` without ObjectMeta (the store validates that)."""
     data: Mapping[str, str | None] = cm.get("data") or {}
     binary: Mapping[str, str | None] = cm.get("binaryData") or {}
     errs: list[FieldError] = []
     for key in data:
-        path = Path("data").key(key)
-        errs += _key_errors(path, key)
+        errs += _key_errors(_DATA, key)
         if key in binary:
-            errs.append(invalid(path, key, "duplicate of key present in binaryData"))
+            errs.append(invalid(_DATA.key(key), key, "duplicate of key present in binaryData"))
     for key in binary:
-        errs += _key_errors(Path("binaryData").key(key), key)
+        errs += _key_errors(_BINARY_DATA, key)
     total = sum(len((v or "").encode()) for v in data.values())
     total += sum(len(_decoded(v)) for v in binary.values())
     # Path "" (rendered "[]"): upstream reports the size against the whole object.
-    return errs + _size_errors(total, Path(""))
+    return errs + _size_errors(total, _WHOLE_OBJECT)
 
 
 class ConfigMapStrategy(Strategy):
@@ -450,8 +454,8 @@ def _validate_secret_type(secret: Object, data: Mapping[str, str | None]) -> lis
 def validate_secret(secret: Object) -> list[FieldError]:
     """``ValidateSecret`` without ObjectMeta (the store validates that)."""
     data: Mapping[str, str | None] = secret.get("data") or {}
-    path = Path("data")
-    errs = [e for key in data for e in _key_errors(path.key(key), key)]
+    path = _DATA
+    errs = [e for key in data for e in _key_errors(path, key)]
     errs += _size_errors(sum(len(_decoded(v)) for v in data.values()), path)
     return errs + _validate_secret_type(secret, data)
 

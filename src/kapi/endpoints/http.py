@@ -39,8 +39,15 @@ class Request:
     def query(self) -> dict[str, str]:
         """Query parameters; the first value of a repeated one wins, as in Go's ``Get``."""
         if self._query is None:
-            raw = self.scope.get("query_string", b"").decode("latin-1")
-            self._query = {k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()}
+            raw = self.scope.get("query_string", b"")
+            self._query = (
+                {
+                    k: v[0]
+                    for k, v in parse_qs(raw.decode("latin-1"), keep_blank_values=True).items()
+                }
+                if raw
+                else {}
+            )
         return self._query
 
     @property

@@ -7,6 +7,8 @@ LIST/WATCH/APPLY told apart, ``scope`` one of resource/namespace/cluster.
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from kapi.request import RequestInfo
@@ -62,6 +64,7 @@ _VERBS = {
 class APIServerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._children: dict[tuple[tuple[str, ...], int], tuple[Any, Any]] = {}
         self.requests = Counter(
             "apiserver_request_total",
             "Counter of apiserver requests broken out for each verb, dry run value, group, "
@@ -121,8 +124,14 @@ class APIServerMetrics:
             )
         else:
             labels = (method, "", "", "", "", "", "", "apiserver")
-        self.requests.labels(*labels, str(code)).inc()
-        self.duration.labels(*labels).observe(seconds)
+        children = self._children.get((labels, code))
+        if children is None:
+            # prometheus_client's labels() costs more than the rest of a GET's metrics
+            # work; label sets are few (bounded by routes x codes), so keep the children.
+            children = (self.requests.labels(*labels, str(code)), self.duration.labels(*labels))
+            self._children[(labels, code)] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

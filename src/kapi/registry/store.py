@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import secrets
-import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,9 +22,9 @@ from kapi.admission.interface import Attributes, Operation
 from kapi.apimachinery import errors, field, validation
 from kapi.apimachinery.field import Path
 from kapi.registry.predicate import SelectionPredicate
-from kapi.registry.strategy import Strategy, SubresourceStrategy
+from kapi.registry.strategy import METADATA, Strategy, SubresourceStrategy
 from kapi.request import current as current_request
-from kapi.runtime.objects import deep_copy, meta, now_rfc3339
+from kapi.runtime.objects import deep_copy, meta, new_uid, now_rfc3339
 from kapi.runtime.scheme import Resource, Scheme
 from kapi.storage.interface import (
     ConflictError,
@@ -156,6 +155,7 @@ class Store:
         single = predicate.single_name()
         one_key = single is not None and (prefix != self._prefix or not self.resource.namespaced)
         items: list[Object] = []
+        everything = predicate.empty()
         try:
             if one_key and not continue_token:
                 return await self._list_one(prefix + str(single), predicate, revision)
@@ -165,10 +165,8 @@ class Store:
                     prefix, revision=revision, start_key=start, limit=chunk
                 )
                 revision = result.revision
-                for kv in result.kvs:
-                    obj = self.decode(kv)
-                    if predicate.matches(obj):
-                        items.append(obj)
+                decoded = map(self.decode, result.kvs)
+                items += decoded if everything else filter(predicate.matches, decoded)
                 if not result.more:
                     return ListResult(items, revision)
                 start = result.kvs[-1].key + "\x00"
@@ -241,7 +239,7 @@ class Store:
         metadata.pop("deletionTimestamp", None)
         metadata.pop("deletionGracePeriodSeconds", None)
         self.strategy.prepare_for_create(obj)
-        metadata["uid"] = str(uuid.uuid4())
+        metadata["uid"] = new_uid()
         metadata["creationTimestamp"] = now_rfc3339()
         metadata.pop("resourceVersion", None)
         metadata.pop("selfLink", None)
@@ -274,7 +272,7 @@ class Store:
                 metadata,
                 namespaced=self.resource.namespaced,
                 name_validator=self.strategy.validate_name,
-                path=Path("metadata"),
+                path=METADATA,
             )
         if errs:
             raise errors.invalid(
@@ -374,7 +372,7 @@ class Store:
         else:
             metadata.pop("generation", None)
         metadata["resourceVersion"] = old_meta["resourceVersion"]
-        errs = validation.validate_object_meta_update(metadata, old_meta, Path("metadata"))
+        errs = validation.validate_object_meta_update(metadata, old_meta, METADATA)
         if sub_strategy is not None:
             errs += sub_strategy.validate_update(new, old)
         else:
@@ -384,7 +382,7 @@ class Store:
                     metadata,
                     namespaced=self.resource.namespaced,
                     name_validator=self.strategy.validate_name,
-                    path=Path("metadata"),
+                    path=METADATA,
                 )
         if errs:
             raise errors.invalid(self.resource.kind, self.resource.group, metadata["name"], errs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import binascii
 from typing import Any
 
-from kapi.runtime.schema import List, Map, Scalar, Schema, Struct
+from kapi.runtime.schema import STRING, List, Map, Scalar, Schema, Struct
 
 
 class DecodeTypeError(ValueError):
@@ -82,9 +82,15 @@ def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[st
     if isinstance(schema, Struct):
         _walk_struct(value, schema, path, go_field, unknown)
     elif isinstance(schema, Map):
+        values = schema.values
+        if values == STRING:  # labels, annotations, data: a type check is all they need
+            for item in value.values():
+                if item is not None and type(item) is not str:
+                    raise _mismatch(item, values, go_field)
+            return
         for key, item in value.items():
             if item is not None:
-                _walk(item, schema.values, f"{path}.{key}", go_field, unknown)
+                _walk(item, values, f"{path}.{key}", go_field, unknown)
     elif isinstance(schema, List):
         for i, item in enumerate(value):
             if item is not None:

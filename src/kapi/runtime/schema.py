@@ -37,15 +37,14 @@ class Scalar(Schema):
     format: str | None = None
     enum: tuple[str, ...] = ()
 
-    @property
-    def json_type(self) -> tuple[type, ...]:  # type: ignore[override]
-        return _SCALAR_JSON_TYPES[self.type]
-
-    @property
-    def type_name(self) -> str:  # type: ignore[override]
+    def __post_init__(self) -> None:
+        # Plain attributes, not properties: decoding reads them for every value.
+        object.__setattr__(self, "json_type", _SCALAR_JSON_TYPES[self.type])
         if self.type == "integer":
-            return self.format or "int64"
-        return {"number": "float64", "boolean": "bool"}.get(self.type, "string")
+            type_name = self.format or "int64"
+        else:
+            type_name = {"number": "float64", "boolean": "bool"}.get(self.type, "string")
+        object.__setattr__(self, "type_name", type_name)
 
     def openapi(self, refs: dict[str, Struct]) -> JSON:
         schema: JSON = {"type": self.type}

@@ -8,6 +8,7 @@ error text.  Encoding is orjson, with YAML for clients that ask for it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,11 +53,13 @@ def decode(body: bytes, media_type: str, *, find_duplicates: bool) -> Decoded:
     """
     if media_type == YAML:
         return _decode_yaml(body)
-    if not find_duplicates:
-        try:
-            return Decoded(orjson.loads(body))
-        except orjson.JSONDecodeError:
-            pass  # re-parse below for the position-aware message
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass  # re-parse below for the position-aware message
+    else:
+        if not find_duplicates or _count_keys(obj) == len(_OBJECT_KEY.findall(body)):
+            return Decoded(obj)
     seen: list[tuple[dict[str, Any], str]] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -79,6 +82,19 @@ def decode(body: bytes, media_type: str, *, find_duplicates: bool) -> Decoded:
             "couldn't get version/kind; json parse error: " + _go_json_error(exc)
         ) from None
     return Decoded(obj, _duplicate_paths(obj, seen) if seen else [])
+
+
+#: A JSON string followed by a colon: exactly the object keys of a valid document.
+_OBJECT_KEY = re.compile(rb'"(?:[^"\\\\]|\\\\.)*"\s*:')
+
+
+def _count_keys(node: Any) -> int:
+    """How many keys the parsed document kept; fewer than it spelled out means duplicates."""
+    if isinstance(node, dict):
+        return len(node) + sum(_count_keys(v) for v in node.values() if isinstance(v, dict | list))
+    if isinstance(node, list):
+        return sum(_count_keys(v) for v in node if isinstance(v, dict | list))
+    return 0
 
 
 def _go_json_error(exc: json.JSONDecodeError) -> str:
