@@ -85,7 +85,7 @@ def decode(body: bytes, media_type: str, *, find_duplicates: bool) -> Decoded:
 
 
 #: A JSON string followed by a colon: exactly the object keys of a valid document.
-_OBJECT_KEY = re.compile(rb'"(?:[^"\\\\]|\\\\.)*"\s*:')
+_OBJECT_KEY = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:')
 
 
 def _count_keys(node: Any) -> int:
