@@ -492,8 +492,7 @@ def test_ssl_context_loads_client_certificate_from_data_and_files(tmp_path: Path
 
 
 def _self_signed() -> tuple[bytes, bytes]:
-    """A throwaway certificate and key; cryptography is optional, hence the skip."""
-    pytest.importorskip("cryptography")
+    """A throwaway certificate and key (cryptography is a test dependency)."""
     import datetime
 
     from cryptography import x509
