@@ -16,10 +16,8 @@ Two variants are timed:
   COMMIT, which is exactly the statement sequence of
   ``SQLiteStorage.create``, so the gap to kapi is all above storage.
 
-The DDL is copied, not imported (the module's constants are private), and
-:func:`schema_matches_kapi` compares it with the schema a real
-``SQLiteStorage`` creates, so a drift in kapi's schema is reported rather
-than silently benchmarking the wrong table.
+The database is created by a real ``SQLiteStorage`` (then closed), so the
+benchmark writes into exactly kapi's tables and indexes.
 """
 
 from __future__ import annotations
@@ -32,22 +30,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Copied from src/kapi/storage/sqlite.py (_SCHEMA); checked by schema_matches_kapi().
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS kv (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    name TEXT NOT NULL,
-    created INTEGER NOT NULL,
-    deleted INTEGER NOT NULL,
-    create_revision INTEGER NOT NULL,
-    prev_revision INTEGER NOT NULL,
-    value BLOB NOT NULL,
-    old_value BLOB
-);
-CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-"""
-
 _INSERT = (
     "INSERT INTO kv (id, name, created, deleted, create_revision, prev_revision, value,"
     " old_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -58,39 +40,15 @@ _LATEST = (
 
 
 def open_db(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:
-    """A connection set up as ``SQLiteStorage`` sets up its own."""
+    """kapi's database, created by ``SQLiteStorage``, reopened with its pragmas."""
+    from kapi.storage.sqlite import SQLiteStorage
+
+    asyncio.run(SQLiteStorage(path, synchronous=synchronous).close())
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA locking_mode=EXCLUSIVE")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA synchronous={synchronous}")
-    conn.executescript(SCHEMA)
     return conn
-
-
-def _schema_of(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    rows = conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'"
-        " ORDER BY name"
-    ).fetchall()
-    return [(name, " ".join(sql.split())) for name, sql in rows]
-
-
-def schema_matches_kapi() -> bool | None:
-    """Whether kapi's storage creates the same tables and indexes (None: kapi not importable)."""
-    try:
-        from kapi.storage.sqlite import SQLiteStorage
-    except ImportError:
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        # Let kapi create its database, then read the schema back once it has closed it.
-        asyncio.run(SQLiteStorage(Path(tmp) / "kapi.db").close())
-        conn = sqlite3.connect(Path(tmp) / "kapi.db")
-        theirs = _schema_of(conn)
-        conn.close()
-        conn = open_db(Path(tmp) / "raw.db")
-        ours = _schema_of(conn)
-        conn.close()
-    return theirs == ours
 
 
 def _percentile(sorted_values: list[float], p: float) -> float:
@@ -147,7 +105,6 @@ def bench_writes(
 if __name__ == "__main__":
     import json
 
-    print("schema matches kapi:", schema_matches_kapi())
     with tempfile.TemporaryDirectory() as tmp:
         for kine in (False, True):
             result = bench_writes(Path(tmp), b"x" * 400, 2.0, kine_write=kine)
