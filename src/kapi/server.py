@@ -159,7 +159,6 @@ class APIServer:
 
     def version_info(self) -> dict[str, str]:
         emulated = self.config.emulated_version
-        binary = kversion.DEFAULT_VERSION
         return {
             "major": str(emulated.major),
             "minor": str(emulated.minor),
@@ -173,7 +172,7 @@ class APIServer:
             "buildDate": "",
             "goVersion": "python",
             "compiler": "cpython",
-            "platform": f"linux/amd64 (binary {binary})",
+            "platform": "linux/amd64",
         }
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from kapi.runtime.schema import (
     BOOLEAN,
-    INT32,
     INT64,
     STRING,
     Field,
@@ -170,6 +169,3 @@ def list_struct(item: Struct) -> Struct:
         f"{item.type_name}List is a list of {item.type_name} objects.",
         gvks=gvks,
     )
-
-
-__all__ = ["INT32", "Condition", "LabelSelector", "ListMeta", "ObjectMeta", "kind_struct"]

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from kapi.apimachinery import errors
+from kapi.apis.meta import list_struct
 from kapi.endpoints.http import Request, Response
 from kapi.runtime import schema
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
@@ -106,8 +107,6 @@ class OpenAPIService:
             struct = resource.versions[version].schema
             roots.append(struct)
             paths.update(_paths(resource, version, struct))
-        from kapi.apis.meta import list_struct
-
         roots += [list_struct(r.versions[version].schema) for r in resources]
         return {
             "openapi": "3.0.0",
