@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 NonResourceHandler = Callable[[Request], Awaitable[Response]]
 
 _NOT_FOUND = errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+_SHUTTING_DOWN = errors.service_unavailable("apiserver is shutting down")
 _METHOD_NOT_ALLOWED = errors.StatusError(
     405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
 )
@@ -82,6 +83,8 @@ class APIServerApp:
                 response = await self._non_resource(request)
         except errors.StatusError as exc:
             response = Response(exc.code, orjson.dumps(exc.status))
+            if exc.code == 503:
+                response.headers.append((b"retry-after", b"1"))
         except Exception as exc:
             log.exception("internal error serving %s %s", request.method, request.path)
             err = errors.internal_error(exc)
@@ -98,6 +101,10 @@ class APIServerApp:
 
     async def _resource(self, request: Request, info: RequestInfo) -> Any:
         server = self.server
+        if server.stopping.is_set() and info.verb != "watch":
+            # Upstream's WithWaitGroup: once shutdown has begun, requests that still arrive
+            # on open connections are told to retry (another server, or this one restarted).
+            raise _SHUTTING_DOWN
         resource = server.scheme.lookup(info.api_group, info.api_version, info.resource)
         if resource is None:
             raise _NOT_FOUND
