@@ -87,6 +87,15 @@ def start_server(data_dir: Path, *extra: str) -> KapiServer:
     raise RuntimeError("kapi serve did not become ready in 20s")
 
 
+def serve_with_flags(
+    tmp_path_factory: pytest.TempPathFactory, name: str, *flags: str
+) -> Iterator[KapiServer]:
+    """Body of a fixture for a server started with extra ``kapi serve`` flags."""
+    server = start_server(tmp_path_factory.mktemp(name) / "data", *flags)
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session")
 def kapi_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
     """One server shared by a session's read-mostly tests (each test uses its own namespace)."""

@@ -13,13 +13,12 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import KapiServer, start_server
+from tests.conftest import KapiServer, serve_with_flags
 from tests.integration.paths import cm_path
 
 Object = dict[str, Any]
@@ -740,10 +739,7 @@ _CONTINUE_TOO_OLD = (
 @pytest.fixture(scope="module")
 def compacting_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
     """A server compacting history every half second (``--compaction-interval``)."""
-    data_dir: Path = tmp_path_factory.mktemp("compacting") / "data"
-    server = start_server(data_dir, "--compaction-interval", "0.5")
-    yield server
-    server.stop()
+    yield from serve_with_flags(tmp_path_factory, "compacting", "--compaction-interval", "0.5")
 
 
 @pytest.fixture

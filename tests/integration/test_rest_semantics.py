@@ -9,13 +9,12 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import KapiServer, start_server
+from tests.conftest import KapiServer, serve_with_flags
 from tests.integration.paths import cm_path, pdb_path
 
 Object = dict[str, Any]
@@ -508,10 +507,7 @@ def test_delete_collection_with_label_selector(http: httpx.Client, namespace: st
 
 @pytest.fixture(scope="module")
 def bookmarking_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
-    data_dir: Path = tmp_path_factory.mktemp("bookmarks") / "data"
-    server = start_server(data_dir, "--watch-bookmark-interval", "0.5")
-    yield server
-    server.stop()
+    yield from serve_with_flags(tmp_path_factory, "bookmarks", "--watch-bookmark-interval", "0.5")
 
 
 def test_watch_bookmarks(bookmarking_server: KapiServer) -> None:
@@ -682,10 +678,7 @@ def test_policy_v1beta1_is_not_served_by_default(http: httpx.Client, namespace: 
 
 @pytest.fixture(scope="module")
 def server_1_24(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
-    data_dir: Path = tmp_path_factory.mktemp("emulated") / "data"
-    server = start_server(data_dir, "--emulated-version=1.24")
-    yield server
-    server.stop()
+    yield from serve_with_flags(tmp_path_factory, "emulated", "--emulated-version=1.24")
 
 
 _RESERVED = "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match"
