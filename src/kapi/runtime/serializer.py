@@ -181,13 +181,5 @@ def summarize(body: bytes, max_length: int = 30) -> str:
     return body[:max_length].hex() + " ..." if len(body) > max_length else body.hex()
 
 
-def encode_json(obj: Any) -> bytes:
-    return orjson.dumps(obj)
-
-
 def encode_yaml(obj: Any) -> bytes:
     return yaml.dump(obj, Dumper=_YAMLDumper, default_flow_style=False, sort_keys=True).encode()
-
-
-def load_yaml(text: str | bytes) -> Any:
-    return yaml.load(text, Loader=_YAMLLoader)
