@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 
 import pytest
@@ -131,10 +132,10 @@ def test_scheme_conversion_sets_api_version() -> None:
     resource = the_resource()
     scheme.add(resource)
     obj = {"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget", **pdb({})}
-    hub = scheme.to_hub(resource, obj, "v1beta1")
+    hub = asyncio.run(scheme.to_hub(resource, obj, "v1beta1"))
     assert hub["apiVersion"] == "policy/v1"
     assert hub["spec"]["selector"] == {"matchExpressions": [EXISTS]}
-    back = scheme.from_hub(resource, hub, "v1beta1")
+    back = asyncio.run(scheme.from_hub(resource, hub, "v1beta1"))
     assert back == obj
 
 

@@ -95,7 +95,7 @@ def _terminating(namespace: dict[str, Any]) -> bool:
     return bool(namespace["metadata"].get("deletionTimestamp"))
 
 
-def _drop_finalizer(namespace: dict[str, Any]) -> dict[str, Any]:
+async def _drop_finalizer(namespace: dict[str, Any]) -> dict[str, Any]:
     spec = namespace.setdefault("spec", {})
     spec["finalizers"] = [f for f in spec.get("finalizers", []) if f != FINALIZER]
     namespace["metadata"].pop("resourceVersion", None)

@@ -51,6 +51,7 @@ _PATCH_TYPES_SUPPORTED = (
     serializer.MERGE_PATCH,
     serializer.STRATEGIC_MERGE_PATCH,
 )
+_PATCH_TYPES_SUPPORTED_CUSTOM = (serializer.JSON_PATCH, serializer.MERGE_PATCH)
 #: Watches last between 30 and 60 minutes unless the client says otherwise (upstream).
 DEFAULT_WATCH_TIMEOUT = 1800.0
 
@@ -77,26 +78,29 @@ class RequestScope:
 
     # -- encoding ---------------------------------------------------------------------
 
-    def to_version(self, obj: Object) -> Object:
+    async def to_version(self, obj: Object) -> Object:
         """``obj`` in the request's version, ``kind`` and ``apiVersion`` first as upstream."""
-        out = self.scheme.from_hub(self.resource, obj, self.version)
-        return {"kind": self.resource.kind, "apiVersion": self.api_version, **out}
+        return (await self.to_version_many([obj]))[0]
 
-    def respond(self, status: int, obj: Object) -> Response:
+    async def to_version_many(self, objs: list[Object]) -> list[Object]:
+        out = await self.scheme.from_hub_many(self.resource, objs, self.version)
+        head = {"kind": self.resource.kind, "apiVersion": self.api_version}
+        return [{**head, **obj} for obj in out]
+
+    async def respond(self, status: int, obj: Object) -> Response:
+        versioned = await self.to_version(obj)
         if self.output.as_kind == "Table":
-            obj = tables.table_for(
+            versioned = tables.table_for(
                 self.resource,
-                [self.to_version(obj)],
+                [versioned],
                 self.output,
                 obj["metadata"].get("resourceVersion", ""),
             )
-        else:
-            obj = self.to_version(obj)
-        return encode(status, obj, self.output)
+        return encode(status, versioned, self.output)
 
     # -- decoding ---------------------------------------------------------------------
 
-    def decode_object(self, raw: Any, duplicates: list[str], validation: str) -> Object:
+    async def decode_object(self, raw: Any, duplicates: list[str], validation: str) -> Object:
         """A versioned request object, checked and pruned, as a defaulted hub object."""
         kind = self.resource.kind
         if not isinstance(raw, dict):
@@ -133,10 +137,14 @@ class RequestScope:
                 f"API version ({self.api_version})"
             )
         raw["apiVersion"], raw["kind"] = body_version, body_kind
-        schema = self.resource.versions[self.version].schema
+        version = self.resource.versions[self.version]
         order = _document_order(raw) if duplicates else None
         try:
-            unknown = prune(raw, schema)
+            if version.pruner is not None:
+                unknown = version.pruner(raw)
+            else:
+                assert version.schema is not None
+                unknown = prune(raw, version.schema)
         except DecodeTypeError as exc:
             raise self._cannot_handle(str(exc)) from None
         problems = _field_problems(unknown, duplicates, order)
@@ -147,7 +155,7 @@ class RequestScope:
             for problem in problems:
                 request.add_warning(problem)
         self.scheme.default(self.resource, raw, self.version)
-        return self.scheme.to_hub(self.resource, raw, self.version)
+        return await self.scheme.to_hub(self.resource, raw, self.version)
 
     def unrecognized(self, why: str, body: bytes) -> errors.StatusError:
         return errors.bad_request(
@@ -381,7 +389,7 @@ def _validate_list_options(query: dict[str, str], watch: bool) -> None:
 
 async def get(scope: RequestScope, request: Request) -> Response:
     obj = await scope.store.get(scope.namespace, scope.name)
-    return scope.respond(200, obj)
+    return await scope.respond(200, obj)
 
 
 async def list_(scope: RequestScope, request: Request) -> Response:
@@ -395,7 +403,7 @@ async def list_(scope: RequestScope, request: Request) -> Response:
         resource_version=query.get("resourceVersion", ""),
         resource_version_match=query.get("resourceVersionMatch", ""),
     )
-    items = [scope.to_version(obj) for obj in result.items]
+    items = await scope.to_version_many(result.items)
     rv = str(result.resource_version)
     if scope.output.as_kind == "Table":
         table = tables.table_for(scope.resource, items, scope.output, rv)
@@ -466,17 +474,18 @@ async def _watch_stream(
                 event = next_event.result()
             except StopAsyncIteration:
                 return
-            yield orjson.dumps({"type": event.type, "object": _watch_object(scope, event)}) + b"\n"
+            obj = await _watch_object(scope, event)
+            yield orjson.dumps({"type": event.type, "object": obj}) + b"\n"
     finally:
         stopping.cancel()
         await events.aclose()
 
 
-def _watch_object(scope: RequestScope, event: Any) -> Object:
+async def _watch_object(scope: RequestScope, event: Any) -> Object:
     obj: Object = event.object
     if event.type == "BOOKMARK":
         return {**obj, "apiVersion": scope.api_version}
-    versioned = scope.to_version(obj)
+    versioned = await scope.to_version(obj)
     if scope.output.as_kind == "Table":
         rv = versioned["metadata"].get("resourceVersion", "")
         return tables.table_for(scope.resource, [versioned], scope.output, rv)
@@ -490,7 +499,7 @@ async def _decoded_body(scope: RequestScope, request: Request, validation: str) 
         decoded = serializer.decode(body, media, find_duplicates=validation != "Ignore")
     except serializer.SyntaxDecodeError as exc:
         raise scope.unrecognized(str(exc), body) from None
-    return scope.decode_object(decoded.obj, decoded.duplicates, validation)
+    return await scope.decode_object(decoded.obj, decoded.duplicates, validation)
 
 
 async def create(scope: RequestScope, request: Request) -> Response:
@@ -499,7 +508,7 @@ async def create(scope: RequestScope, request: Request) -> Response:
     obj = await _decoded_body(scope, request, validation)
     scope.set_namespace(obj)
     created = await scope.store.create(obj, dry_run=dry_run)
-    return scope.respond(201, created)
+    return await scope.respond(201, created)
 
 
 async def update(scope: RequestScope, request: Request) -> Response:
@@ -514,38 +523,41 @@ async def update(scope: RequestScope, request: Request) -> Response:
         raise errors.bad_request(
             f"the name of the object ({name}) does not match the name on the URL ({scope.name})"
         )
+
+    async def replace(_old: Object) -> Object:
+        return obj
+
     updated = await scope.store.update(
-        scope.namespace,
-        scope.name,
-        lambda _old: obj,
-        subresource=scope.subresource,
-        dry_run=dry_run,
+        scope.namespace, scope.name, replace, subresource=scope.subresource, dry_run=dry_run
     )
-    return scope.respond(200, updated)
+    return await scope.respond(200, updated)
 
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
     query = request.query
     dry_run, validation = _write_options(query, "PatchOptions")
     media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
-    if media not in _PATCH_TYPES_SUPPORTED:
-        raise errors.unsupported_media_type(_PATCH_TYPES_SUPPORTED)
+    strategic_schema = scope.resource.versions[scope.version].schema
+    # Custom resources have no patch strategies to merge by (upstream answers 415 too).
+    supported = _PATCH_TYPES_SUPPORTED if strategic_schema else _PATCH_TYPES_SUPPORTED_CUSTOM
+    if media not in supported:
+        raise errors.unsupported_media_type(supported)
     body = await request.body()
     document = serializer.decode(body, serializer.JSON, find_duplicates=False).obj
-    strategic_schema = scope.resource.versions[scope.version].schema
 
-    def apply(old: Object) -> Object:
-        current = scope.to_version(old)
+    async def apply(old: Object) -> Object:
+        current = await scope.to_version(old)
         old_rv = current["metadata"].get("resourceVersion")
         if media == serializer.JSON_PATCH:
             patched = _json_patch(current, document)
         elif media == serializer.MERGE_PATCH:
             patched = patch.merge_patch(current, document)
         else:
+            assert strategic_schema is not None
             patched = patch.strategic_merge_patch(current, document, strategic_schema)
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch must produce an object")
-        new = scope.decode_object(patched, [], validation)
+        new = await scope.decode_object(patched, [], validation)
         metadata = meta(new)
         if metadata.get("resourceVersion") == old_rv and not _patch_sets_rv(document):
             metadata.pop("resourceVersion", None)
@@ -554,7 +566,7 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
     updated = await scope.store.update(
         scope.namespace, scope.name, apply, subresource=scope.subresource, dry_run=dry_run
     )
-    return scope.respond(200, updated)
+    return await scope.respond(200, updated)
 
 
 def _patch_sets_rv(document: Any) -> bool:
@@ -604,7 +616,7 @@ async def delete(scope: RequestScope, request: Request) -> Response:
             "details": details,
         }
         return encode(200, status, scope.output)
-    return scope.respond(200, obj)
+    return await scope.respond(200, obj)
 
 
 async def delete_collection(scope: RequestScope, request: Request) -> Response:
@@ -618,7 +630,7 @@ async def delete_collection(scope: RequestScope, request: Request) -> Response:
         "kind": scope.resource.list_kind,
         "apiVersion": scope.api_version,
         "metadata": {},
-        "items": [scope.to_version(obj) for obj in deleted],
+        "items": await scope.to_version_many(deleted),
     }
     return encode(200, body, scope.output)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.strategy import METADATA, Strategy, SubresourceStrategy
 from kapi.request import current as current_request
 from kapi.runtime.objects import deep_copy, meta, new_uid, now_rfc3339
-from kapi.runtime.scheme import Resource, Scheme
+from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 from kapi.storage.interface import (
     ConflictError,
     EventType,
@@ -92,28 +92,50 @@ class Store:
         self._prefix = resource.storage_prefix()
         self._storage_version = resource.storage_version
         self._recode = resource.storage_version != resource.hub_version
+        self._hub_api_version = GroupVersion(resource.group, resource.hub_version).api_version
 
     # -- encoding --------------------------------------------------------------------
 
-    def decode(self, kv: KeyValue) -> Object:
+    async def decode(self, kv: KeyValue) -> Object:
         """A stored value as a hub object, with its resourceVersion set from the revision."""
-        obj = orjson.loads(kv.value)
+        return (await self.decode_many([kv]))[0]
+
+    async def decode_many(self, kvs: Sequence[KeyValue]) -> list[Object]:
+        """Stored values as hub objects; values in another version convert in one batch.
+
+        A custom resource written before its storage version changed is still
+        stored in the old version, as upstream: it converts on every read.
+        """
+        objs = [orjson.loads(kv.value) for kv in kvs]
+        for obj, kv in zip(objs, kvs, strict=True):
+            obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
         if self._recode:
-            obj = self.scheme.to_hub(self.resource, obj, self._storage_version)
-        obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
-        return obj
+            return [await self.scheme.to_hub(self.resource, o, self._storage_version) for o in objs]
+        if self.resource.converter is not None:
+            stale = [i for i, o in enumerate(objs) if o.get("apiVersion") != self._hub_api_version]
+            if stale:
+                converted = await self.resource.converter.convert(
+                    [objs[i] for i in stale], self._hub_api_version
+                )
+                for i, obj in zip(stale, converted, strict=True):
+                    objs[i] = obj
+        return objs
 
     def encode(self, obj: Object) -> bytes:
         """A hub object in the storage version; resourceVersion is never stored."""
         metadata = obj["metadata"]
         rv = metadata.pop("resourceVersion", None)
         try:
-            stored = (
-                self.scheme.from_hub(self.resource, deep_copy(obj), self._storage_version)
-                if self._recode
-                else obj
-            )
-            return orjson.dumps(stored)
+            if self._recode:
+                # Built-in kinds whose storage version is not the hub convert in-process.
+                converter = self.resource.versions[self._storage_version].from_hub
+                assert converter is not None
+                stored = converter(deep_copy(obj))
+                stored["apiVersion"] = GroupVersion(
+                    self.resource.group, self._storage_version
+                ).api_version
+                return orjson.dumps(stored)
+            return orjson.dumps(obj)
         finally:
             if rv is not None:
                 metadata["resourceVersion"] = rv
@@ -132,7 +154,7 @@ class Store:
         kv = await self.storage.get(self._key(namespace, name))
         if kv is None:
             raise self._not_found(name)
-        return self.decode(kv)
+        return await self.decode(kv)
 
     async def list(
         self,
@@ -165,7 +187,7 @@ class Store:
                     prefix, revision=revision, start_key=start, limit=chunk
                 )
                 revision = result.revision
-                decoded = map(self.decode, result.kvs)
+                decoded = await self.decode_many(result.kvs)
                 items += decoded if everything else filter(predicate.matches, decoded)
                 if not result.more:
                     return ListResult(items, revision)
@@ -194,7 +216,7 @@ class Store:
             kv = await self.storage.get(key)
             kvs = [kv] if kv is not None else []
             at = await self.storage.current_revision()
-        return ListResult([o for o in map(self.decode, kvs) if predicate.matches(o)], at)
+        return ListResult([o for o in await self.decode_many(kvs) if predicate.matches(o)], at)
 
     async def _wait_for_revision(self, revision: int) -> None:
         current = await self.storage.current_revision()
@@ -285,7 +307,7 @@ class Store:
         self,
         namespace: str | None,
         name: str,
-        update: Callable[[Object], Object],
+        update: Callable[[Object], Awaitable[Object]],
         *,
         subresource: str = "",
         dry_run: bool = False,
@@ -303,8 +325,8 @@ class Store:
         while True:
             if kv is None:
                 raise self._not_found(name)
-            old = self.decode(kv)
-            new = update(deep_copy(old))
+            old = await self.decode(kv)
+            new = await update(deep_copy(old))
             expected = force_precondition or new.get("metadata", {}).get("resourceVersion")
             if expected and expected != old["metadata"]["resourceVersion"]:
                 raise self._conflict(name)
@@ -407,7 +429,7 @@ class Store:
             kv = await self.storage.get(key)
             if kv is None:
                 raise self._not_found(name)
-            obj = self.decode(kv)
+            obj = await self.decode(kv)
             self._check_preconditions(obj, preconditions)
             await self._run_admission(Operation.DELETE, None, obj, dry_run)
             if self.strategy.has_pending_finalizers(obj):
@@ -538,14 +560,16 @@ class Store:
                 if event.type is EventType.PROGRESS:
                     yield WatchEvent("BOOKMARK", self._bookmark(event.revision))
                     continue
-                out = self._to_watch_event(event, predicate)
+                out = await self._to_watch_event(event, predicate)
                 if out is not None:
                     yield out
         finally:
             await watch.close()
 
-    def _to_watch_event(self, event: Any, predicate: SelectionPredicate) -> WatchEvent | None:
-        obj = self.decode(event.kv)
+    async def _to_watch_event(
+        self, event: Any, predicate: SelectionPredicate
+    ) -> WatchEvent | None:
+        obj = await self.decode(event.kv)
         if event.type is EventType.DELETED:
             obj["metadata"]["resourceVersion"] = str(event.revision)
             return WatchEvent("DELETED", obj) if predicate.matches(obj) else None
@@ -554,7 +578,9 @@ class Store:
             if not matches:
                 return None
             return WatchEvent("ADDED" if event.type is EventType.CREATED else "MODIFIED", obj)
-        old_matches = event.prev_kv is not None and predicate.matches(self.decode(event.prev_kv))
+        old_matches = event.prev_kv is not None and predicate.matches(
+            await self.decode(event.prev_kv)
+        )
         if matches:
             return WatchEvent("MODIFIED" if old_matches else "ADDED", obj)
         return WatchEvent("DELETED", obj) if old_matches else None

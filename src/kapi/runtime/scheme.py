@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kapi.runtime.schema import Struct
 from kapi.version import Version
@@ -23,6 +23,20 @@ if TYPE_CHECKING:
 Object = dict[str, Any]
 Converter = Callable[[Object], Object]
 Defaulter = Callable[[Object], None]
+#: Drops fields a version does not know; returns their paths for ``fieldValidation``.
+Pruner = Callable[[Object], list[str]]
+
+
+class ObjectConverter(Protocol):
+    """Converts objects of one kind between versions, possibly with I/O.
+
+    Custom resources convert through one of these (strategy ``None``, or a
+    conversion webhook); built-in kinds use per-version functions instead.
+    """
+
+    async def convert(self, objects: list[Object], api_version: str) -> list[Object]:
+        """``objects`` (of any served version) in ``api_version``, in the same order."""
+        ...
 
 
 class GroupVersion(NamedTuple):
@@ -83,13 +97,18 @@ class ResourceVersion:
     """One version of a resource: its schema, defaulting and conversion to the hub."""
 
     version: str
-    schema: Struct
+    #: The declaration of a built-in version (``None`` for custom resources).
+    schema: Struct | None
     lifecycle: Lifecycle | None = None
     defaulter: Defaulter | None = None
     #: Convert an object of this version to the hub version (not for the hub).
     to_hub: Converter | None = None
     #: Convert a hub object to this version (not for the hub).
     from_hub: Converter | None = None
+    #: Pruning of unknown fields (built-in versions prune by their declaration).
+    pruner: Pruner | None = None
+    #: The OpenAPI v3 schema of a custom resource version (built-ins derive theirs).
+    openapi_schema: dict[str, Any] | None = None
 
 
 @dataclass
@@ -112,6 +131,8 @@ class Resource:
     field_labels: tuple[str, ...] = ()
     #: Table columns for ``kubectl get`` (empty: upstream's default Name / Created At).
     columns: tuple[Column, ...] = ()
+    #: Batch conversion for kinds whose conversion may do I/O (custom resources).
+    converter: ObjectConverter | None = None
     list_kind: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -193,23 +214,41 @@ class Scheme:
         return {g: sorted(vs, key=version_priority_key) for g, vs in groups.items()}
 
     # -- conversion ------------------------------------------------------------------
+    #
+    # Conversion is async because a custom resource may convert through a webhook;
+    # built-in kinds convert in-process and never suspend.
 
-    def to_hub(self, resource: Resource, obj: Object, version: str) -> Object:
+    async def to_hub(self, resource: Resource, obj: Object, version: str) -> Object:
         if version == resource.hub_version:
             return obj
+        if resource.converter is not None:
+            hub = GroupVersion(resource.group, resource.hub_version).api_version
+            return (await resource.converter.convert([obj], hub))[0]
         converter = resource.versions[version].to_hub
         assert converter is not None, f"{resource.kind} {version} has no conversion to the hub"
         out = converter(obj)
         out["apiVersion"] = GroupVersion(resource.group, resource.hub_version).api_version
         return out
 
-    def from_hub(self, resource: Resource, obj: Object, version: str) -> Object:
+    async def from_hub(self, resource: Resource, obj: Object, version: str) -> Object:
         if version == resource.hub_version:
             return obj
+        return (await self.from_hub_many(resource, [obj], version))[0]
+
+    async def from_hub_many(
+        self, resource: Resource, objs: list[Object], version: str
+    ) -> list[Object]:
+        """Hub objects in ``version``; a conversion webhook gets them in one review."""
+        if version == resource.hub_version or not objs:
+            return objs
+        api_version = GroupVersion(resource.group, version).api_version
+        if resource.converter is not None:
+            return await resource.converter.convert(objs, api_version)
         converter = resource.versions[version].from_hub
         assert converter is not None, f"{resource.kind} {version} has no conversion from the hub"
-        out = converter(obj)
-        out["apiVersion"] = GroupVersion(resource.group, version).api_version
+        out = [converter(obj) for obj in objs]
+        for obj in out:
+            obj["apiVersion"] = api_version
         return out
 
     def default(self, resource: Resource, obj: Object, version: str) -> None:
