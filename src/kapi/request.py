@@ -2,13 +2,22 @@
 
 Upstream threads a ``context.Context`` through every call; kapi keeps the
 same state in a :class:`contextvars.ContextVar`, so a strategy deep in the
-registry can add a warning without a new parameter on every function.
+registry can add a warning without a new parameter on every function:
+:func:`add_warning` and :func:`add_field_warning` (upstream's
+``warning.AddWarning``) reach the current request's
+:class:`~kapi.endpoints.warnings.WarningRecorder`.
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kapi.endpoints.warnings import WarningRecorder
+
+if TYPE_CHECKING:
+    from kapi.apimachinery.field import Path
 
 
 @dataclass
@@ -32,13 +41,18 @@ class RequestInfo:
 class RequestContext:
     info: RequestInfo
     user: str = "system:anonymous"
-    #: Warnings for the response's ``Warning`` headers, de-duplicated, in order.
-    warnings: list[str] = field(default_factory=list)
+    #: Collects the warnings written as the response's ``Warning`` headers.
+    warning_recorder: WarningRecorder = field(default_factory=WarningRecorder)
     audit_annotations: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def warnings(self) -> list[str]:
+        """The request's distinct warning texts, in order, whole even if the headers cut them."""
+        return self.warning_recorder.texts
+
     def add_warning(self, text: str) -> None:
-        if text and text not in self.warnings:
-            self.warnings.append(text)
+        """Warn the client about ``text`` (de-duplicated; empty text is ignored)."""
+        self.warning_recorder.add_warning(text)
 
 
 _current: ContextVar[RequestContext | None] = ContextVar("kapi_request", default=None)
@@ -56,3 +70,17 @@ def current() -> RequestContext:
 def bind(context: RequestContext) -> None:
     """Make ``context`` current for the running task (each ASGI request is one)."""
     _current.set(context)
+
+
+def add_warning(text: str) -> None:
+    """Add a warning to the current request's response (upstream ``warning.AddWarning``).
+
+    Outside a request (controllers, start-up) there is no client to warn and
+    the warning is dropped, as upstream drops it without a recorder.
+    """
+    current().add_warning(text)
+
+
+def add_field_warning(path: Path | str, text: str) -> None:
+    """Warn about one field, rendered ``<path>: <text>`` as upstream's field warnings are."""
+    current().add_warning(f"{path}: {text}")

@@ -41,6 +41,15 @@ from kapi.client.kubeconfig import (
 from kapi.client.request import Request, ResourceType, Response
 from kapi.client.resource import Resource
 from kapi.client.rest import AsyncClient, AsyncResource, Client, SyncResource
+from kapi.client.warnings import (
+    NoWarnings,
+    WarningHandler,
+    WarningHeader,
+    WarningLogger,
+    WarningWriter,
+    get_default_warning_handler,
+    set_default_warning_handler,
+)
 from kapi.client.watch import WatchEvent
 
 __all__ = [
@@ -64,6 +73,7 @@ __all__ = [
     "KubeconfigError",
     "KubeconfigNotFoundError",
     "MethodNotAllowedError",
+    "NoWarnings",
     "NotAcceptableError",
     "NotFoundError",
     "Request",
@@ -77,9 +87,15 @@ __all__ = [
     "TooManyRequestsError",
     "UnauthorizedError",
     "UnsupportedMediaTypeError",
+    "WarningHandler",
+    "WarningHeader",
+    "WarningLogger",
+    "WarningWriter",
     "WatchEvent",
     "error_from_status",
+    "get_default_warning_handler",
     "kubeconfig_paths",
     "load_kubeconfig",
     "read_kubeconfig",
+    "set_default_warning_handler",
 ]

@@ -15,6 +15,8 @@ import httpx
 import orjson
 import yaml
 
+from kapi.apimachinery.warningheader import WarningHeader
+
 JSON = "application/json"
 
 #: Content type per ``patch_type``, as the API server dispatches on it.
@@ -62,18 +64,17 @@ class Request:
 
 @dataclass(slots=True)
 class Response:
-    """A successful reply.
-
-    ``warnings`` holds the server's ``Warning`` headers once warning handling is
-    wired in; the clients fill every Response in one place (``_receive``).
-    """
+    """A successful reply."""
 
     status: int
     headers: httpx.Headers
     content: bytes
     #: The body decoded by content type: JSON or YAML to Python values, else text; None if empty.
     body: Any
-    warnings: list[str] = field(default_factory=list)
+    #: The well-formed values of the ``Warning`` headers, in order, whatever their code
+    #: (client-go's ``Result.Warnings()``); kube-apiserver only sends 299.  The clients
+    #: fill this in one place, ``_receive``, which also passes each to the warning handler.
+    warnings: list[WarningHeader] = field(default_factory=list)
 
 
 def encode_body(body: Any) -> bytes | None:

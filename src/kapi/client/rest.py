@@ -19,6 +19,7 @@ from kapi.client.errors import error_from_response
 from kapi.client.kubeconfig import load_kubeconfig
 from kapi.client.request import Request, ResourceType, Response, decode_body
 from kapi.client.resource import Resource
+from kapi.client.warnings import WarningHandler, WarningHeader, handle_warnings
 from kapi.client.watch import WatchEvent, decode_event
 
 #: Seconds allowed for connecting and for each read of an ordinary request; watches
@@ -37,19 +38,44 @@ AsyncResource = Resource[Awaitable[Object], AsyncIterator[WatchEvent]]
 
 
 class _ClientBase(abc.ABC, Generic[T, W]):
-    """Configuration and the I/O-free steps every request goes through."""
+    """Configuration and the I/O-free steps every request goes through.
 
-    def __init__(self, config: ClientConfig, timeout: float | None) -> None:
+    Warnings: each response's ``Warning`` headers go to ``warning_handler``
+    when the client has one, else to the process-wide default of
+    :func:`~kapi.client.warnings.set_default_warning_handler` at that moment.
+    The parsed warnings are on :attr:`Response.warnings` for ``request()``
+    calls, and ``last_warnings`` holds those of the latest response this
+    client received, successful or not, which is how callers of
+    ``client.resource(...).get()`` and the like read them.  Calls running
+    concurrently on one client overwrite each other's ``last_warnings``;
+    give such a client a handler instead.
+    """
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        timeout: float | None,
+        warning_handler: WarningHandler | None = None,
+    ) -> None:
         self.config = config
+        self.warning_handler = warning_handler
+        #: The warnings of the latest response, parsed; empty before the first.
+        self.last_warnings: list[WarningHeader] = []
         self._timeout = timeout
         self._extensions = (
             {"sni_hostname": config.tls_server_name} if config.tls_server_name else {}
         )
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None = None, context: str | None = None) -> Self:
+    def from_kubeconfig(
+        cls,
+        path: str | None = None,
+        context: str | None = None,
+        *,
+        warning_handler: WarningHandler | None = None,
+    ) -> Self:
         """A client for ``context`` of the kubeconfig kubectl would pick (``load_kubeconfig``)."""
-        return cls(load_kubeconfig(path, context))
+        return cls(load_kubeconfig(path, context), warning_handler=warning_handler)
 
     @property
     def namespace(self) -> str:
@@ -98,18 +124,23 @@ class _ClientBase(abc.ABC, Generic[T, W]):
 
         This is the single place a response's headers are looked at, so response
         policies such as warning handling belong here and cover every call.
-        Failures raise their typed :class:`~kapi.client.errors.ApiError`.
+        Warnings are handled before a failure raises its typed
+        :class:`~kapi.client.errors.ApiError`, as client-go handles them.
         """
+        values = [value for key, value in raw.headers.raw if key.lower() == b"warning"]
+        warnings = handle_warnings(values, self.warning_handler)
+        self.last_warnings = warnings
         if raw.is_error:
             raise error_from_response(raw.status_code, raw.request.method, raw.headers, content)
         body = decode_body(content, raw.headers.get("content-type", ""))
-        return Response(raw.status_code, raw.headers, content, body)
+        return Response(raw.status_code, raw.headers, content, body, warnings)
 
 
 class Client(_ClientBase[Object, Iterator[WatchEvent]]):
     """A blocking API client over one keep-alive connection pool.
 
-    ``transport`` replaces the network (e.g. ``httpx.MockTransport`` in tests).
+    ``transport`` replaces the network (e.g. ``httpx.MockTransport`` in tests);
+    ``warning_handler`` overrides the process-wide one for this client.
     """
 
     def __init__(
@@ -118,8 +149,9 @@ class Client(_ClientBase[Object, Iterator[WatchEvent]]):
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
+        warning_handler: WarningHandler | None = None,
     ) -> None:
-        super().__init__(config, timeout)
+        super().__init__(config, timeout, warning_handler)
         self._http = httpx.Client(transport=transport, **self._client_options())
 
     def request(
@@ -176,8 +208,9 @@ class AsyncClient(_ClientBase[Awaitable[Object], AsyncIterator[WatchEvent]]):
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
+        warning_handler: WarningHandler | None = None,
     ) -> None:
-        super().__init__(config, timeout)
+        super().__init__(config, timeout, warning_handler)
         self._http = httpx.AsyncClient(transport=transport, **self._client_options())
 
     async def request(

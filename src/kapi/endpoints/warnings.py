@@ -1,18 +1,130 @@
-"""``Warning`` response headers (RFC 7234, code 299, agent ``-``), as upstream writes them.
+"""The per-request warning recorder of KEP-1693 and its ``Warning`` response headers.
 
-The full KEP-1693 recorder (size limits, truncation) builds on this; what is
-here is the encoding every warning needs.
+The counterpart of the recorder upstream's ``filters.WithWarningRecorder``
+attaches: every request's context carries one :class:`WarningRecorder` (see
+:mod:`kapi.request`), any layer adds warnings to it, and the handler chain
+writes what it recorded as RFC 7234 ``Warning`` headers, one per warning,
+``299 - "<text>"`` (encoding in :mod:`kapi.apimachinery.warningheader`).
+
+Behaviour clients can observe follows upstream exactly:
+
+* empty texts are ignored, and a text already recorded for the request is not
+  written again, whatever agent it came with;
+* a text that is not valid UTF-8 or holds a control character (C0, DEL, C1)
+  is dropped, not repaired, as upstream's ``NewWarningHeader`` refuses it;
+* the budget is 4096 characters of warning text per response, counted in
+  runes (code points) as upstream counts them, not in bytes.  While warnings
+  fit they are written whole.  The first warning that would exceed the budget
+  switches the recorder to truncating: everything recorded so far is rewritten
+  cut to 256 characters (no ellipsis), as is every later warning, until the
+  running total reaches the budget; later warnings are dropped.  The warning
+  that crosses the budget is still written, as upstream writes it.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from dataclasses import dataclass
 
-def warning_headers(warnings: list[str]) -> list[tuple[bytes, bytes]]:
-    return [(b"warning", _encode(text)) for text in warnings]
+from kapi.apimachinery.warningheader import new_warning_header
+
+log = logging.getLogger(__name__)
+
+#: Upstream's ``truncateAtTotalRunes``: the per-response budget of warning text.
+TRUNCATE_AT_TOTAL_RUNES = 4 * 1024
+#: Upstream's ``truncateItemRunes``: how long each warning may be once truncating.
+TRUNCATE_ITEM_RUNES = 256
+#: "Miscellaneous persistent warning", the only warn-code kube-apiserver sends.
+WARNING_CODE = 299
 
 
-def _encode(text: str) -> bytes:
-    """``299 - "text"`` with quotes and backslashes escaped and control characters dropped."""
-    clean = "".join(ch if ch == "\t" or (ch >= " " and ch != "\x7f") else " " for ch in text)
-    escaped = clean.replace("\\", "\\\\").replace('"', '\\"')
-    return f'299 - "{escaped}"'.encode()
+@dataclass(frozen=True, slots=True)
+class _Recorded:
+    agent: str
+    text: str
+
+
+class WarningRecorder:
+    """Collects one request's warnings, de-duplicated, and renders their headers.
+
+    Thread-safe, as upstream's is, because a handler may hand work to a thread
+    that still reports warnings for its request.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: set[str] = set()
+        self._ordered: list[_Recorded] = []
+        self._headers: list[bytes] = []
+        self._written = 0
+        self._truncating = False
+
+    def add_warning(self, text: str, *, agent: str = "") -> None:
+        """Record ``text`` for the response; an empty ``agent`` is written as ``-``."""
+        if not text:
+            return
+        with self._lock:
+            if self._truncating and self._written >= TRUNCATE_AT_TOTAL_RUNES:
+                return
+            if text in self._seen:
+                return
+            self._seen.add(text)
+            self._ordered.append(_Recorded(agent, text))
+            if self._truncating:
+                text = _truncate(text)
+            header = new_warning_header(WARNING_CODE, agent, text)
+            if header is None:
+                return
+            if self._truncating or self._written + len(text) <= TRUNCATE_AT_TOTAL_RUNES:
+                self._written += len(text)
+                self._headers.append(header)
+            else:
+                self._start_truncating()
+
+    def _start_truncating(self) -> None:
+        """Rewrite everything recorded so far, each warning cut to the item limit."""
+        log.warning("exceeded max warning header size, truncating")
+        self._truncating = True
+        self._written = 0
+        self._headers = []
+        for recorded in self._ordered:
+            text = _truncate(recorded.text)
+            header = new_warning_header(WARNING_CODE, recorded.agent, text)
+            if header is not None:
+                self._written += len(text)
+                self._headers.append(header)
+
+    @property
+    def texts(self) -> list[str]:
+        """Every distinct text added, whole and in order, whether written or not.
+
+        What the request warned about, for callers such as audit that must not
+        depend on the header budget.
+        """
+        with self._lock:
+            return [recorded.text for recorded in self._ordered]
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """The ``Warning`` response headers, in the order their warnings were added."""
+        with self._lock:
+            return [(b"warning", value) for value in self._headers]
+
+
+def _truncate(text: str) -> str:
+    """``text`` cut to the item limit, as upstream cuts it through a rune slice.
+
+    That conversion turns each invalid UTF-8 byte (here: a lone surrogate from
+    ``surrogateescape``) into U+FFFD, so a long invalid text becomes writable
+    once cut while a short one stays refused; kapi keeps even that quirk.
+    """
+    if len(text) <= TRUNCATE_ITEM_RUNES:
+        return text
+    return "".join(
+        "\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text[:TRUNCATE_ITEM_RUNES]
+    )
+
+
+def warning_headers(recorder: WarningRecorder) -> list[tuple[bytes, bytes]]:
+    """The ``Warning`` headers the handler chain adds to a response."""
+    return recorder.headers()
