@@ -1,0 +1,515 @@
+"""Compilation of ``x-kubernetes-validations`` rules (upstream ``schema/cel/compilation.go``).
+
+Each schema node with rules gets one CEL environment in which ``self`` and ``oldSelf`` have the
+node's type. Scalars, lists and string-keyed maps get their CEL types; objects with declared
+properties are ``map(string, dyn)`` (cel-expr-python can declare message types only from
+protobuf descriptors), so the field checks cel-go's type checker does on objects are done here
+on the syntax tree instead: selecting a property the schema does not declare is a compile error
+in cel-go's wording and position.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+from kapi.apimachinery import field
+from kapi.apimachinery.field import ErrorType, FieldError, Path, go_quote
+from kapi.validation.cel import checked, cost, library
+
+T = cel.Type
+_MAP_DYN = T.Map(T.STRING, T.DYN)
+
+SELF = "self"
+OLD_SELF = "oldSelf"
+#: Hidden variable holding ``[old]`` or ``[]`` for rules with ``optionalOldSelf``.
+OLD_SELF_LIST = "__kapiOldSelf"
+
+SUPPORTED_REASONS: Final = (
+    "FieldValueDuplicate",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueRequired",
+)
+
+# cel-expr-python cannot declare a variable of optional type (the binding turns it into an
+# opaque type), so an optionalOldSelf rule is compiled inside a binding that builds the optional.
+_OPTIONAL_WRAPPER: Final = (
+    f"cel.bind({OLD_SELF}, size({OLD_SELF_LIST}) == 0 ? optional.none() : "
+    f"optional.of({OLD_SELF_LIST}[0]), ({{}}))"
+)
+_STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
+_STATUS_SUFFIX = re.compile(r" \[[A-Z_]+\]$")
+
+
+def cel_type(s: dict[str, Any]) -> Any:
+    """The CEL type of values of a structural schema node (upstream ``SchemaDeclType``)."""
+    if s.get("x-kubernetes-int-or-string"):
+        return T.DYN
+    if s.get("x-kubernetes-preserve-unknown-fields") and not s.get("properties"):
+        return T.DYN
+    t = s.get("type")
+    if t == "integer":
+        return T.INT
+    if t == "boolean":
+        return T.BOOL
+    if t == "string":
+        return T.STRING
+    if t == "array":
+        items = s.get("items")
+        return T.List(cel_type(items) if isinstance(items, dict) else T.DYN)
+    if t == "object":
+        ap = s.get("additionalProperties")
+        if isinstance(ap, dict) and not s.get("properties"):
+            return T.Map(T.STRING, cel_type(ap))
+        return _MAP_DYN
+    return T.DYN  # numbers: JSON integers and floats both occur
+
+
+@lru_cache(maxsize=1)
+def _declarations() -> list[Any]:
+    return library.declarations()
+
+
+def _env(self_type: Any, old_self: tuple[str, Any]) -> Any:
+    """An environment with ``self`` and one old-value variable (name, type)."""
+    return cel.NewEnv(
+        variables={SELF: self_type, old_self[0]: old_self[1]},
+        extensions=[
+            ext_strings.ExtStrings(),
+            ext_optional.ExtOptional(),
+            ext_bindings.ExtBindings(),
+        ],
+        functions=_declarations(),
+    )
+
+
+def _issues(err: Exception) -> str:
+    """cel-go's ``Issues.String()`` from cel-cpp's status text (same format, status stripped)."""
+    return _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", str(err)))
+
+
+# --- rendering the ValidationRule bad value ------------------------------------------------
+
+
+class GoStructValue:
+    """A bad value printed with Go ``%#v``, as upstream does for the internal ValidationRule."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GoStructValue) and other.text == self.text
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class StructValueError(FieldError):
+    """A FieldError whose bad value is a Go struct; ``field.render_value`` knows only JSON."""
+
+    __slots__ = ()
+
+    def error_body(self) -> str:
+        s = f"{self.type.message}: {self.bad_value.text}"
+        return s + (": " + self.detail if self.detail else "")
+
+
+# Upstream prints the address of a non-nil pointer field; any address is as (un)informative.
+_POINTER_ADDRESS = "0xc000000000"
+
+
+def rule_go_syntax(rule: dict[str, Any]) -> GoStructValue:
+    """``%#v`` of ``apiextensions.ValidationRule`` (the internal type, field order as upstream)."""
+
+    def ptr(go_type: str, set_: bool) -> str:
+        return f"({go_type})({_POINTER_ADDRESS if set_ else 'nil'})"
+
+    return GoStructValue(
+        "apiextensions.ValidationRule{"
+        f"Rule:{go_quote(rule.get('rule') or '')}, "
+        f"Message:{go_quote(rule.get('message') or '')}, "
+        f"MessageExpression:{go_quote(rule.get('messageExpression') or '')}, "
+        f"Reason:{ptr('*apiextensions.FieldValueErrorReason', rule.get('reason') is not None)}, "
+        f"FieldPath:{go_quote(rule.get('fieldPath') or '')}, "
+        f"OptionalOldSelf:{ptr('*bool', rule.get('optionalOldSelf') is not None)}}}"
+    )
+
+
+def invalid_rule(path: Path, rule: dict[str, Any], detail: str) -> FieldError:
+    return StructValueError(ErrorType.INVALID, str(path), rule_go_syntax(rule), detail)
+
+
+# --- fieldPath -----------------------------------------------------------------------------
+
+
+def _unescape_single_quoted(s: str) -> str:
+    escapes = {
+        "a": "\a",
+        "b": "\b",
+        "f": "\f",
+        "n": "\n",
+        "r": "\r",
+        "t": "\t",
+        "v": "\v",
+        "'": "'",
+        "\\": "\\",
+    }
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group(1) not in escapes:
+            raise ValueError(f"invalid escape char \\{m.group(1)}")
+        return escapes[m.group(1)]
+
+    return re.sub(r"\\(.)", repl, s)
+
+
+_FIELD_PATH_TOKEN = re.compile(r"'(?:[^'\\]|\\.)*'|[.\[\]]|[^.\[\]']+")
+
+
+def valid_field_path(json_path: str, schema: dict[str, Any]) -> str:
+    """Normalize a rule's ``fieldPath`` against the schema (upstream ``ValidFieldPath``).
+
+    Returns the path as ``field.Path`` renders it; raises ValueError when the path does not
+    name a declared field.
+    """
+    tokens = _FIELD_PATH_TOKEN.findall(json_path)
+    path = ""  # rendered as field.Path renders a path built from nil
+    s = schema
+    i = 0
+
+    def step(name: str) -> None:
+        nonlocal path, s
+        props = s.get("properties")
+        ap = s.get("additionalProperties")
+        if isinstance(props, dict):
+            if name not in props:
+                raise ValueError("does not refer to a valid field")
+            path, s = f"{path}.{name}" if path else name, props[name]
+        elif isinstance(ap, dict):
+            path, s = f"{path}[{name}]", ap
+        else:
+            raise ValueError("does not refer to a valid field")
+
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == ".":
+            if i + 1 >= len(tokens):
+                raise ValueError("unexpected end of JSON path")
+            step(tokens[i + 1])
+            i += 2
+        elif tok == "[":
+            if i + 2 >= len(tokens) or tokens[i + 2] != "]":
+                raise ValueError("unexpected end of JSON path")
+            quoted = tokens[i + 1]
+            if len(quoted) < 2 or quoted[0] != "'" or quoted[-1] != "'":
+                raise ValueError(f"expected single quoted string but got {quoted}")
+            step(_unescape_single_quoted(quoted[1:-1]))
+            i += 3
+        else:
+            raise ValueError(f"expected [ or . but got: {tok}")
+    return path
+
+
+# --- undeclared fields ---------------------------------------------------------------------
+
+
+def _closed_object(s: dict[str, Any] | None) -> bool:
+    """Whether selecting an undeclared property of values of ``s`` is a type error."""
+    return (
+        s is not None
+        and s.get("type") == "object"
+        and isinstance(s.get("properties"), dict)
+        and not isinstance(s.get("additionalProperties"), dict)
+        and not s.get("x-kubernetes-preserve-unknown-fields")
+        and not s.get("x-kubernetes-embedded-resource")
+    )
+
+
+def _caret(source: str, offset: int) -> tuple[str, str]:
+    """cel-go's error location and source snippet for a code point offset."""
+    lines = source.split("\n")
+    line_no, col = 1, offset
+    for line in lines:
+        if col <= len(line):
+            break
+        col -= len(line) + 1
+        line_no += 1
+    text = lines[line_no - 1]
+    return f"<input>:{line_no}:{col + 1}", f"\n | {text}\n | {'.' * col}^"
+
+
+def undeclared_fields(
+    expr: checked.CheckedExpr, source: str, schema: dict[str, Any], is_root: bool
+) -> str:
+    """cel-go's ``undefined field`` errors for selections of undeclared properties."""
+    root = schema
+    if is_root and _closed_object(schema):
+        root = dict(schema)
+        root["properties"] = {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            **schema["properties"],
+        }
+    errors: list[str] = []
+
+    def visit(n: checked.Node, scope: dict[str, dict[str, Any] | None]) -> dict[str, Any] | None:
+        if n.kind == checked.IDENT:
+            return scope.get(n.name)
+        if n.kind == checked.SELECT and n.operand is not None:
+            s = visit(n.operand, scope)
+            if _closed_object(s):
+                assert s is not None
+                if n.name not in s["properties"]:
+                    where, snippet = _caret(source, expr.positions.get(n.id, 0))
+                    errors.append(f"ERROR: {where}: undefined field '{n.name}'{snippet}")
+                    return None
+                return None if n.test_only else s["properties"][n.name]
+            return None
+        if n.kind == checked.COMPREHENSION and n.iter_range is not None:
+            r = visit(n.iter_range, scope)
+            inner = dict(scope)
+            elem = r.get("items") if r and r.get("type") == "array" else None
+            inner[n.iter_var] = elem if isinstance(elem, dict) else None
+            inner[n.accu_var] = None
+            for x in (n.accu_init, n.loop_condition, n.loop_step, n.result):
+                if x is not None:
+                    visit(x, inner)
+            return None
+        for x in ([n.operand] if n.operand else []) + n.args:
+            visit(x, scope)
+        return None
+
+    visit(expr.root, {SELF: root, OLD_SELF: root})
+    return "\n".join(errors)
+
+
+# --- compiled rules ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CompiledRule:
+    rule: dict[str, Any]
+    schema: dict[str, Any]
+    program: Any
+    ast: checked.CheckedExpr
+    uses_old_self: bool
+    optional_old_self: bool
+    message_program: Any | None
+    message_ast: checked.CheckedExpr | None
+    field_path: str  # normalized, "" when none
+
+    @property
+    def error_string(self) -> str:
+        """Upstream ``ruleErrorString``: the message if any, else the rule."""
+        msg = (self.rule.get("message") or "").strip()
+        return msg or (self.rule.get("rule") or "").strip()
+
+
+@dataclass(slots=True)
+class NodeRules:
+    """The rules of one schema node and what compilation found about them."""
+
+    compiled: list[CompiledRule]
+    errors: list[FieldError]
+    max_cost: list[tuple[Path, int]]  # (path of rule/messageExpression, cost x cardinality)
+
+
+def _schema_checks(
+    i: int, rule: dict[str, Any], base: Path, schema: dict[str, Any]
+) -> list[FieldError]:
+    """The per-rule checks upstream does before compiling (ValidateCustomResourceDefinition)."""
+    errs: list[FieldError] = []
+    p = base.index(i)
+    text = rule.get("rule") or ""
+    msg = rule.get("message") or ""
+    if not text.strip():
+        errs.append(field.required(p.child("rule"), "rule is not specified"))
+    elif msg and not msg.strip():
+        errs.append(
+            field.invalid(p.child("message"), msg, "message must be non-empty if specified")
+        )
+    elif re.search(r"[\n\r]", msg.strip()):
+        errs.append(field.invalid(p.child("message"), msg, "message must not contain line breaks"))
+    elif re.search(r"[\n\r]", text.strip()) and not msg.strip():
+        errs.append(
+            field.required(
+                p.child("message"), "message must be specified if rule contains line breaks"
+            )
+        )
+    mexpr = rule.get("messageExpression") or ""
+    if mexpr and not mexpr.strip():
+        errs.append(
+            field.required(
+                p.child("messageExpression"), "messageExpression must be non-empty if specified"
+            )
+        )
+    reason = rule.get("reason")
+    if reason is not None and reason not in SUPPORTED_REASONS:
+        errs.append(field.not_supported(p.child("reason"), reason, SUPPORTED_REASONS))
+    fp = rule.get("fieldPath") or ""
+    if fp and not fp.strip():
+        errs.append(
+            field.invalid(p.child("fieldPath"), fp, "fieldPath must be non-empty if specified")
+        )
+    if re.search(r"[\n\r]", fp):
+        errs.append(
+            field.invalid(p.child("fieldPath"), fp, "fieldPath must not contain line breaks")
+        )
+    if fp:
+        try:
+            valid_field_path(fp, schema)
+        except ValueError:
+            errs.append(field.invalid(p.child("fieldPath"), fp, "fieldPath must be a valid path"))
+    return errs
+
+
+def compile_node(
+    schema: dict[str, Any], path: Path, cardinality: int | None, is_root: bool
+) -> NodeRules:
+    """Compile the rules of one schema node; ``cardinality`` None means unbounded."""
+    rules = schema.get("x-kubernetes-validations") or []
+    base = path.child("x-kubernetes-validations")
+    errs: list[FieldError] = []
+    for i, rule in enumerate(rules):
+        errs.extend(_schema_checks(i, rule, base, schema))
+    out = NodeRules([], errs, [])
+    if errs:  # upstream skips CEL compilation when the rules themselves are malformed
+        return out
+    self_type = cel_type(schema)
+    env = _env(self_type, (OLD_SELF, self_type))
+    # optionalOldSelf rules are checked with oldSelf as dyn, so that errors point into the rule
+    # as written, then compiled for evaluation inside the optional wrapper.
+    optional_check_env: Any = None
+    optional_env: Any = None
+    factor = cardinality if cardinality is not None else cost.max_cardinality(schema)
+    for i, rule in enumerate(rules):
+        p = base.index(i)
+        text: str = rule["rule"]
+        optional = bool(rule.get("optionalOldSelf"))
+        if optional:
+            optional_check_env = optional_check_env or _env(self_type, (OLD_SELF, T.DYN))
+        try:
+            program = (optional_check_env if optional else env).compile(text)
+        except RuntimeError as e:
+            errs.append(invalid_rule(p.child("rule"), rule, "compilation failed: " + _issues(e)))
+            continue
+        if program.return_type() not in (T.BOOL, T.DYN):
+            errs.append(
+                invalid_rule(p.child("rule"), rule, "cel expression must evaluate to a bool")
+            )
+            continue
+        ast = checked.decode(program.serialize())
+        undefined = undeclared_fields(ast, text, schema, is_root)
+        if undefined:
+            errs.append(invalid_rule(p.child("rule"), rule, "compilation failed: " + undefined))
+            continue
+        uses_old_self = any(
+            n.kind == checked.IDENT and n.name == OLD_SELF for n in checked.walk(ast.root)
+        )
+        if optional and uses_old_self:
+            optional_env = optional_env or _env(self_type, (OLD_SELF_LIST, T.List(self_type)))
+            try:
+                program = optional_env.compile(_OPTIONAL_WRAPPER.format(text))
+            except RuntimeError as e:
+                errs.append(
+                    invalid_rule(p.child("rule"), rule, "compilation failed: " + _issues(e))
+                )
+                continue
+        rule_cost = _static_cost(ast, schema) * factor
+        if rule_cost > cost.STATIC_ESTIMATED_COST_LIMIT:
+            errs.append(
+                field.forbidden(
+                    p.child("rule"),
+                    cost_error_message(
+                        "estimated rule cost", rule_cost, cost.STATIC_ESTIMATED_COST_LIMIT
+                    ),
+                )
+            )
+        out.max_cost.append((p.child("rule"), rule_cost))
+        message_program, message_ast = None, None
+        mexpr = rule.get("messageExpression") or ""
+        if mexpr:
+            try:
+                message_program = env.compile(mexpr)
+            except RuntimeError as e:
+                errs.append(
+                    invalid_rule(
+                        p.child("messageExpression"),
+                        rule,
+                        "messageExpression compilation failed: " + _issues(e),
+                    )
+                )
+                continue
+            if message_program.return_type() not in (T.STRING, T.DYN):
+                errs.append(
+                    invalid_rule(
+                        p.child("messageExpression"),
+                        rule,
+                        "messageExpression must evaluate to a string",
+                    )
+                )
+                continue
+            message_ast = checked.decode(message_program.serialize())
+            mcost = _static_cost(message_ast, schema) * factor
+            if mcost > cost.STATIC_ESTIMATED_COST_LIMIT:
+                errs.append(
+                    field.forbidden(
+                        p.child("messageExpression"),
+                        cost_error_message(
+                            "estimated messageExpression cost",
+                            mcost,
+                            cost.STATIC_ESTIMATED_COST_LIMIT,
+                        ),
+                    )
+                )
+            out.max_cost.append((p.child("messageExpression"), mcost))
+        if not uses_old_self and rule.get("optionalOldSelf") is not None:
+            errs.append(
+                field.invalid(
+                    p.child("optionalOldSelf"),
+                    rule["optionalOldSelf"],
+                    "may not be set if oldSelf is not used in rule",
+                )
+            )
+        fp = rule.get("fieldPath") or ""
+        out.compiled.append(
+            CompiledRule(
+                rule=rule,
+                schema=schema,
+                program=program,
+                ast=ast,
+                uses_old_self=uses_old_self,
+                optional_old_self=optional and uses_old_self,
+                message_program=message_program,
+                message_ast=message_ast,
+                field_path=valid_field_path(fp, schema) if fp else "",
+            )
+        )
+    return out
+
+
+def _static_cost(ast: checked.CheckedExpr, schema: dict[str, Any]) -> int:
+    return cost.CostEstimator(ast, schema, cost.static_size, cost.MAX_REQUEST_SIZE_BYTES).estimate()
+
+
+def cost_error_message(name: str, actual: int, limit: int) -> str:
+    """Upstream ``getCostErrorMessage``."""
+    factor = actual / limit
+    if factor > 100.0:
+        text = "more than 100x"
+    elif factor < 1.5:
+        text = f"{factor:f}x"
+    else:
+        text = f"{factor:.1f}x"
+    return (
+        f"{name} exceeds budget by factor of {text} (try simplifying the rule, or adding "
+        "maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
