@@ -22,6 +22,8 @@ import uvicorn
 from kapi import version as kversion
 from kapi.admission.chain import AdmissionChain
 from kapi.admission.namespace_lifecycle import NamespaceLifecycle
+from kapi.apiextensions.controller import CRDController
+from kapi.apiextensions.resource import custom_resource
 from kapi.apis import builtin_resources
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
 from kapi.endpoints.app import APIServerApp
@@ -31,10 +33,11 @@ from kapi.endpoints.openapi import OpenAPIService
 from kapi.endpoints.protocol import CoalescingHttpToolsProtocol
 from kapi.features import FeatureGate
 from kapi.registry.store import Store
-from kapi.runtime.scheme import Scheme
+from kapi.runtime.scheme import Resource, Scheme
 from kapi.storage.interface import Storage
 from kapi.storage.sqlite import SQLiteStorage
 from kapi.version import Version
+from kapi.webhook import WebhookClientManager
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,10 @@ class APIServer:
             self.scheme.add(resource)
         self.storage: Storage | None = None
         self.stores: dict[tuple[str, str], Store] = {}
+        #: Custom resources: one store per served version, keyed (group, plural, version).
+        self._version_stores: dict[tuple[str, str, str], Store] = {}
+        self._crds: dict[str, dict[str, Any]] = {}
+        self.webhook_clients = WebhookClientManager()
         self.admission = AdmissionChain([NamespaceLifecycle(self)])
         self.health = {
             kind: HealthChecks(kind, self.metrics) for kind in ("healthz", "livez", "readyz")
@@ -89,6 +96,7 @@ class APIServer:
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")
         self._spawn(NamespaceController(self).run())
+        self._spawn(CRDController(self).run())
         self._spawn(self._compact_periodically())
         self._post_start_done.add("start-kapi-controllers")
         # Everything allocated so far lives as long as the server: keep it out of the
@@ -104,6 +112,7 @@ class APIServer:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.webhook_clients.aclose()
         if self.storage is not None:
             await self.storage.close()
 
@@ -112,6 +121,64 @@ class APIServer:
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
+
+    def store_for(self, resource: Resource, version: str) -> Store:
+        """The store serving ``version`` of ``resource`` (custom resources have one per version)."""
+        return (
+            self._version_stores.get((resource.group, resource.plural, version))
+            or self.stores[(resource.group, resource.plural)]
+        )
+
+    # -- custom resources ---------------------------------------------------------------
+
+    def custom_resource_definitions(self) -> list[dict[str, Any]]:
+        """The CRDs being served, as last installed."""
+        return list(self._crds.values())
+
+    def custom_resource_store(self, crd: dict[str, Any]) -> Store | None:
+        installed = self._crds.get(crd["metadata"]["name"])
+        if installed is None:
+            return None
+        names = installed["status"]["acceptedNames"]
+        return self.stores.get((installed["spec"]["group"], names["plural"]))
+
+    def install_custom_resource(self, crd: dict[str, Any]) -> None:
+        """Serve an established CRD, replacing what an earlier version of it installed."""
+        assert self.storage is not None
+        name = crd["metadata"]["name"]
+        previous = self._crds.get(name)
+        if (
+            previous is not None
+            and previous["metadata"]["resourceVersion"] == crd["metadata"]["resourceVersion"]
+        ):
+            return
+        self.uninstall_custom_resource(crd)
+        built = custom_resource(crd, self.webhook_clients)
+        resource = built.resource
+        self.scheme.add(resource)
+        self.stores[(resource.group, resource.plural)] = Store(
+            resource, self.storage, self.scheme, self.admission
+        )
+        for version, strategy in built.strategies.items():
+            self._version_stores[(resource.group, resource.plural, version)] = Store(
+                resource,
+                self.storage,
+                self.scheme,
+                self.admission,
+                version=version,
+                strategy=strategy,
+            )
+        self._crds[name] = crd
+
+    def uninstall_custom_resource(self, crd: dict[str, Any]) -> None:
+        installed = self._crds.pop(crd["metadata"]["name"], None)
+        if installed is None:
+            return
+        group, plural = installed["spec"]["group"], installed["status"]["acceptedNames"]["plural"]
+        self.scheme.remove(group, plural)
+        self.stores.pop((group, plural), None)
+        for key in [k for k in self._version_stores if k[:2] == (group, plural)]:
+            del self._version_stores[key]
 
     async def _compact_periodically(self) -> None:
         """Compact history older than one interval, as kube-apiserver asks etcd to."""

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from kapi.apis import coordination_v1, core_v1, policy
+from kapi.apis import apiextensions_v1, coordination_v1, core_v1, policy
 from kapi.runtime.scheme import Resource
 
 
 def builtin_resources() -> list[Resource]:
     """Fresh resources (and strategies) for a new scheme, in group order: core, then by group."""
-    return [*core_v1.resources(), *coordination_v1.resources(), *policy.resources()]
+    return [
+        *core_v1.resources(),
+        *apiextensions_v1.resources(),
+        *coordination_v1.resources(),
+        *policy.resources(),
+    ]

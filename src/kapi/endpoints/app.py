@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from kapi.apimachinery import errors
-from kapi.endpoints import discovery, handlers
+from kapi.endpoints import discovery, handlers, scale
 from kapi.endpoints.http import Receive, Request, Response, Scope, Send, send_response
 from kapi.endpoints.negotiation import negotiate_output
 from kapi.endpoints.requestinfo import parse_request_info
@@ -89,7 +89,7 @@ class APIServerApp:
             log.exception("internal error serving %s %s", request.method, request.path)
             err = errors.internal_error(exc)
             response = Response(err.code, orjson.dumps(err.status))
-        await send_response(send, response, warning_headers(context.warnings), receive)
+        await send_response(send, response, warning_headers(context.warning_recorder), receive)
         self.metrics.observe(
             info,
             request.method,
@@ -108,11 +108,12 @@ class APIServerApp:
         resource = server.scheme.lookup(info.api_group, info.api_version, info.resource)
         if resource is None:
             raise _NOT_FOUND
-        if info.subresource and info.subresource not in resource.subresources:
+        if info.subresource and info.subresource not in resource.subresources_of(info.api_version):
             raise _NOT_FOUND
         if info.namespace and not resource.namespaced and info.resource != "namespaces":
             raise _NOT_FOUND
-        handler = handlers.VERBS.get(info.verb)
+        verbs = scale.VERBS if info.subresource == "scale" else handlers.VERBS
+        handler = verbs.get(info.verb)
         if handler is None or not _route_allows(resource, info):
             raise _METHOD_NOT_ALLOWED
         warning = server.scheme.deprecation_warning(resource, info.api_version)
@@ -121,7 +122,7 @@ class APIServerApp:
         output = negotiate_output(request.headers.get("accept"))
         scope = handlers.RequestScope(
             scheme=server.scheme,
-            store=server.stores[(resource.group, resource.plural)],
+            store=server.store_for(resource, info.api_version),
             resource=resource,
             version=info.api_version,
             namespace=(info.namespace or None) if resource.namespaced else None,

@@ -24,7 +24,11 @@ _VERBS_NAMESPACED = [
     "update",
     "watch",
 ]
-_SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "finalize": ["update"]}
+_SUBRESOURCE_VERBS = {
+    "status": ["get", "patch", "update"],
+    "scale": ["get", "patch", "update"],
+    "finalize": ["update"],
+}
 
 
 def storage_version_hash(group: str, version: str, kind: str) -> str:
@@ -66,16 +70,17 @@ def api_resource_list(scheme: Scheme, group: str, version: str) -> Object | None
     entries: list[Object] = []
     for resource in resources:
         entries.append(_resource_entry(resource))
-        for sub in resource.subresources:
-            entries.append(
-                {
-                    "name": f"{resource.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": resource.namespaced,
-                    "kind": resource.kind,
-                    "verbs": _SUBRESOURCE_VERBS.get(sub, ["get"]),
-                }
-            )
+        for sub in resource.subresources_of(version):
+            entry: Object = {
+                "name": f"{resource.plural}/{sub}",
+                "singularName": "",
+                "namespaced": resource.namespaced,
+                "kind": resource.kind,
+                "verbs": _SUBRESOURCE_VERBS.get(sub, ["get"]),
+            }
+            if sub == "scale":
+                entry.update(group="autoscaling", version="v1", kind="Scale")
+            entries.append(entry)
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",

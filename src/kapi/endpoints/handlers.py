@@ -83,7 +83,9 @@ class RequestScope:
         return (await self.to_version_many([obj]))[0]
 
     async def to_version_many(self, objs: list[Object]) -> list[Object]:
-        out = await self.scheme.from_hub_many(self.resource, objs, self.version)
+        out = objs
+        if self.store.hub_version != self.version:
+            out = await self.scheme.from_hub_many(self.resource, objs, self.version)
         head = {"kind": self.resource.kind, "apiVersion": self.api_version}
         return [{**head, **obj} for obj in out]
 
@@ -91,7 +93,7 @@ class RequestScope:
         versioned = await self.to_version(obj)
         if self.output.as_kind == "Table":
             versioned = tables.table_for(
-                self.resource,
+                self.resource.columns_of(self.version),
                 [versioned],
                 self.output,
                 obj["metadata"].get("resourceVersion", ""),
@@ -155,6 +157,8 @@ class RequestScope:
             for problem in problems:
                 request.add_warning(problem)
         self.scheme.default(self.resource, raw, self.version)
+        if self.store.hub_version == self.version:
+            return raw
         return await self.scheme.to_hub(self.resource, raw, self.version)
 
     def unrecognized(self, why: str, body: bytes) -> errors.StatusError:
@@ -245,7 +249,7 @@ def _json_kind(value: Any) -> str:
 # -- query parameters -----------------------------------------------------------------
 
 
-def _write_options(query: dict[str, str], options_kind: str) -> tuple[bool, str]:
+def write_options(query: dict[str, str], options_kind: str) -> tuple[bool, str]:
     """``dryRun``, ``fieldValidation`` and ``fieldManager``, checked as upstream's
     ``Validate{Create,Update,Patch}Options`` (422 on ``<Kind>Options.meta.k8s.io``)."""
     dry_run = _dry_run_values(query)
@@ -406,7 +410,7 @@ async def list_(scope: RequestScope, request: Request) -> Response:
     items = await scope.to_version_many(result.items)
     rv = str(result.resource_version)
     if scope.output.as_kind == "Table":
-        table = tables.table_for(scope.resource, items, scope.output, rv)
+        table = tables.table_for(scope.resource.columns_of(scope.version), items, scope.output, rv)
         if result.continue_token:
             table["metadata"]["continue"] = result.continue_token
         return encode(200, table, scope.output)
@@ -488,7 +492,9 @@ async def _watch_object(scope: RequestScope, event: Any) -> Object:
     versioned = await scope.to_version(obj)
     if scope.output.as_kind == "Table":
         rv = versioned["metadata"].get("resourceVersion", "")
-        return tables.table_for(scope.resource, [versioned], scope.output, rv)
+        return tables.table_for(
+            scope.resource.columns_of(scope.version), [versioned], scope.output, rv
+        )
     return versioned
 
 
@@ -504,7 +510,7 @@ async def _decoded_body(scope: RequestScope, request: Request, validation: str) 
 
 async def create(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    dry_run, validation = _write_options(query, "CreateOptions")
+    dry_run, validation = write_options(query, "CreateOptions")
     obj = await _decoded_body(scope, request, validation)
     scope.set_namespace(obj)
     created = await scope.store.create(obj, dry_run=dry_run)
@@ -513,7 +519,7 @@ async def create(scope: RequestScope, request: Request) -> Response:
 
 async def update(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    dry_run, validation = _write_options(query, "UpdateOptions")
+    dry_run, validation = write_options(query, "UpdateOptions")
     obj = await _decoded_body(scope, request, validation)
     scope.set_namespace(obj)
     name = meta(obj).get("name")
@@ -535,7 +541,7 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    dry_run, validation = _write_options(query, "PatchOptions")
+    dry_run, validation = write_options(query, "PatchOptions")
     media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
     strategic_schema = scope.resource.versions[scope.version].schema
     # Custom resources have no patch strategies to merge by (upstream answers 415 too).
@@ -549,7 +555,7 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
         current = await scope.to_version(old)
         old_rv = current["metadata"].get("resourceVersion")
         if media == serializer.JSON_PATCH:
-            patched = _json_patch(current, document)
+            patched = apply_json_patch(current, document)
         elif media == serializer.MERGE_PATCH:
             patched = patch.merge_patch(current, document)
         else:
@@ -580,7 +586,7 @@ def _patch_sets_rv(document: Any) -> bool:
     return False
 
 
-def _json_patch(obj: Object, document: Any) -> Any:
+def apply_json_patch(obj: Object, document: Any) -> Any:
     if not isinstance(document, list):
         raise errors.bad_request(
             "json: cannot unmarshal object into Go value of type jsonpatch.Patch"

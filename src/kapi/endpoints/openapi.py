@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from kapi.apimachinery import errors
-from kapi.apis.meta import list_struct
+from kapi.apis.meta import ListMeta, ObjectMeta, list_struct
 from kapi.endpoints.http import Request, Response
 from kapi.runtime import schema
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
@@ -101,19 +101,59 @@ class OpenAPIService:
             for r in self.scheme.resources()
             if r.group == group and self.scheme.served(r, version)
         ]
-        roots = []
+        roots: list[schema.Struct] = []
+        custom: Object = {}
         paths: Object = {}
         for resource in resources:
-            struct = resource.versions[version].schema
-            roots.append(struct)
-            paths.update(_paths(resource, version, struct))
-        roots += [list_struct(r.versions[version].schema) for r in resources]
+            rv = resource.versions[version]
+            if rv.schema is not None:
+                roots += [rv.schema, list_struct(rv.schema)]
+                paths.update(_paths(resource, version, rv.schema.name))
+                continue
+            name = _custom_definition_name(resource, version)
+            custom.update(_custom_definitions(resource, version, name, rv.openapi_schema or {}))
+            roots += [ObjectMeta, ListMeta]
+            paths.update(_paths(resource, version, name))
+        components = schema.components(roots)
+        components.update(custom)
         return {
             "openapi": "3.0.0",
             "info": {"title": "Kubernetes", "version": f"v{self.scheme.emulated_version}.0"},
             "paths": dict(sorted(paths.items())),
-            "components": {"schemas": schema.components(roots)},
+            "components": {"schemas": dict(sorted(components.items()))},
         }
+
+
+def _custom_definition_name(resource: Resource, version: str) -> str:
+    """Upstream names a custom resource's schema by its reversed group: ``com.example.v1.Kind``."""
+    return ".".join([*reversed(resource.group.split(".")), version, resource.kind])
+
+
+def _custom_definitions(resource: Resource, version: str, name: str, crd_schema: Object) -> Object:
+    """A custom resource's schema with the standard fields added, and its list (upstream)."""
+    gvk = [{"group": resource.group, "version": version, "kind": resource.kind}]
+    properties = {
+        "apiVersion": {"type": "string", "description": "APIVersion of this object."},
+        "kind": {"type": "string", "description": "Kind of this object."},
+        "metadata": {"allOf": [ObjectMeta.ref()], "description": "Standard object's metadata."},
+        **crd_schema.get("properties", {}),
+    }
+    item = {**crd_schema, "properties": properties, "x-kubernetes-group-version-kind": gvk}
+    list_gvk = [{**gvk[0], "kind": resource.list_kind}]
+    return {
+        name: item,
+        name + "List": {
+            "type": "object",
+            "required": ["items"],
+            "properties": {
+                "apiVersion": properties["apiVersion"],
+                "items": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}},
+                "kind": properties["kind"],
+                "metadata": {"allOf": [ListMeta.ref()], "description": "Standard list metadata."},
+            },
+            "x-kubernetes-group-version-kind": list_gvk,
+        },
+    }
 
 
 def _param(name: str, description: str = "") -> Object:
@@ -123,7 +163,7 @@ def _param(name: str, description: str = "") -> Object:
     return param
 
 
-def _paths(resource: Resource, version: str, struct: schema.Struct) -> Object:
+def _paths(resource: Resource, version: str, definition: str) -> Object:
     gv = GroupVersion(resource.group, version)
     base = f"/apis/{gv.api_version}" if resource.group else f"/api/{version}"
     collection = (
@@ -132,8 +172,8 @@ def _paths(resource: Resource, version: str, struct: schema.Struct) -> Object:
         else f"{base}/{resource.plural}"
     )
     gvk = {"group": resource.group, "version": version, "kind": resource.kind}
-    ref = {"$ref": f"#/components/schemas/{struct.name}"}
-    list_ref = {"$ref": f"#/components/schemas/{struct.name}List"}
+    ref = {"$ref": f"#/components/schemas/{definition}"}
+    list_ref = {"$ref": f"#/components/schemas/{definition}List"}
     body = {"content": {"*/*": {"schema": ref}}, "required": True}
 
     def op(
@@ -185,7 +225,7 @@ def _paths(resource: Resource, version: str, struct: schema.Struct) -> Object:
             "delete": op("delete", "delete", {}),
         },
     }
-    if "status" in resource.subresources:
+    if "status" in resource.subresources_of(version):
         paths[f"{item}/status"] = {
             "get": op("get", "read", ref),
             "put": op("put", "replace", ref, with_body=True),

@@ -5,15 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.endpoints.negotiation import Output
-from kapi.registry.tables import DEFAULT_COLUMNS
-from kapi.runtime.scheme import Resource
+from kapi.registry.tables import DEFAULT_COLUMNS, Column
 
 Object = dict[str, Any]
 
 
-def table_for(resource: Resource, items: list[Object], output: Output, rv: str) -> Object:
+def table_for(columns: tuple[Column, ...], items: list[Object], output: Output, rv: str) -> Object:
     """A Table of ``items`` (already in the requested version) with metadata objects."""
-    columns = resource.columns or DEFAULT_COLUMNS
+    columns = columns or DEFAULT_COLUMNS
     return {
         "kind": "Table",
         "apiVersion": output.as_version,

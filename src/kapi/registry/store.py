@@ -75,24 +75,45 @@ class Preconditions:
 
 
 class Store:
-    """REST semantics for one resource."""
+    """REST semantics for one resource, on objects in one version (the store's hub).
+
+    Built-in kinds have one store working in the resource's hub version.  A
+    custom resource has one store per served version, as upstream's CRD
+    handler does: objects are validated and defaulted in the version the
+    request names, and converted to and from the storage version in
+    :meth:`encode` and :meth:`decode_many`.
+    """
 
     def __init__(
-        self, resource: Resource, storage: Storage, scheme: Scheme, admit: Admit | None = None
+        self,
+        resource: Resource,
+        storage: Storage,
+        scheme: Scheme,
+        admit: Admit | None = None,
+        *,
+        version: str | None = None,
+        strategy: Strategy | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
         self.scheme = scheme
-        self.strategy: Strategy = resource.strategy
+        self.strategy: Strategy = strategy or resource.strategy
         self.subresource_strategies = {
             name: SubresourceStrategy(self.strategy, name, path)
             for name, path in self.strategy.subresource_fields.items()
         }
         self._admit = admit
         self._prefix = resource.storage_prefix()
+        #: The version of the objects this store reads and writes.
+        self.hub_version = version or resource.hub_version
         self._storage_version = resource.storage_version
-        self._recode = resource.storage_version != resource.hub_version
-        self._hub_api_version = GroupVersion(resource.group, resource.hub_version).api_version
+        self._recode = resource.storage_version != self.hub_version
+        self._hub_api_version = GroupVersion(resource.group, self.hub_version).api_version
+        self._storage_api_version = GroupVersion(resource.group, self._storage_version).api_version
+        #: Custom resources get defaults added since they were stored, on every read.
+        self._read_defaulter = (
+            resource.versions[self.hub_version].defaulter if resource.default_on_read else None
+        )
 
     # -- encoding --------------------------------------------------------------------
 
@@ -109,33 +130,35 @@ class Store:
         objs = [orjson.loads(kv.value) for kv in kvs]
         for obj, kv in zip(objs, kvs, strict=True):
             obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
-        if self._recode:
-            return [await self.scheme.to_hub(self.resource, o, self._storage_version) for o in objs]
-        if self.resource.converter is not None:
+        converter = self.resource.converter
+        if converter is not None:
             stale = [i for i, o in enumerate(objs) if o.get("apiVersion") != self._hub_api_version]
             if stale:
-                converted = await self.resource.converter.convert(
-                    [objs[i] for i in stale], self._hub_api_version
-                )
+                converted = await converter.convert([objs[i] for i in stale], self._hub_api_version)
                 for i, obj in zip(stale, converted, strict=True):
                     objs[i] = obj
+        elif self._recode:
+            objs = [await self.scheme.to_hub(self.resource, o, self._storage_version) for o in objs]
+        if self._read_defaulter is not None:
+            for obj in objs:
+                self._read_defaulter(obj)
         return objs
 
-    def encode(self, obj: Object) -> bytes:
+    async def encode(self, obj: Object) -> bytes:
         """A hub object in the storage version; resourceVersion is never stored."""
         metadata = obj["metadata"]
         rv = metadata.pop("resourceVersion", None)
         try:
-            if self._recode:
-                # Built-in kinds whose storage version is not the hub convert in-process.
-                converter = self.resource.versions[self._storage_version].from_hub
-                assert converter is not None
-                stored = converter(deep_copy(obj))
-                stored["apiVersion"] = GroupVersion(
-                    self.resource.group, self._storage_version
-                ).api_version
-                return orjson.dumps(stored)
-            return orjson.dumps(obj)
+            if not self._recode:
+                return orjson.dumps(obj)
+            stored = deep_copy(obj)
+            converter = self.resource.converter
+            if converter is not None:
+                stored = (await converter.convert([stored], self._storage_api_version))[0]
+            else:
+                stored = await self.scheme.from_hub(self.resource, stored, self._storage_version)
+            stored.get("metadata", {}).pop("resourceVersion", None)
+            return orjson.dumps(stored)
         finally:
             if rv is not None:
                 metadata["resourceVersion"] = rv
@@ -280,7 +303,7 @@ class Store:
                 raise self._already_exists(name)
             return obj
         try:
-            kv = await self.storage.create(key, self.encode(obj))
+            kv = await self.storage.create(key, await self.encode(obj))
         except KeyExistsError:
             raise self._already_exists(name) from None
         metadata["resourceVersion"] = str(kv.mod_revision)
@@ -352,7 +375,7 @@ class Store:
             if _pending_deletion(new) and not self.strategy.has_pending_finalizers(new):
                 return await self._delete_now(key, name, kv.mod_revision, new)
             try:
-                written = await self.storage.update(key, self.encode(new), kv.mod_revision)
+                written = await self.storage.update(key, await self.encode(new), kv.mod_revision)
             except KeyNotFoundError:
                 raise self._not_found(name) from None
             except ConflictError as exc:
@@ -442,7 +465,9 @@ class Store:
                 if dry_run:
                     return marked, False
                 try:
-                    written = await self.storage.update(key, self.encode(marked), kv.mod_revision)
+                    written = await self.storage.update(
+                        key, await self.encode(marked), kv.mod_revision
+                    )
                 except ConflictError:
                     continue
                 except KeyNotFoundError:
@@ -566,9 +591,7 @@ class Store:
         finally:
             await watch.close()
 
-    async def _to_watch_event(
-        self, event: Any, predicate: SelectionPredicate
-    ) -> WatchEvent | None:
+    async def _to_watch_event(self, event: Any, predicate: SelectionPredicate) -> WatchEvent | None:
         obj = await self.decode(event.kv)
         if event.type is EventType.DELETED:
             obj["metadata"]["resourceVersion"] = str(event.revision)

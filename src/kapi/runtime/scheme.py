@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kapi.runtime.schema import Struct
@@ -109,6 +109,13 @@ class ResourceVersion:
     pruner: Pruner | None = None
     #: The OpenAPI v3 schema of a custom resource version (built-ins derive theirs).
     openapi_schema: dict[str, Any] | None = None
+    #: A custom resource version kept only to store in (``served: false``).
+    served: bool = True
+    #: A custom resource version's deprecation warning (built-ins derive theirs).
+    deprecation_warning: str | None = None
+    #: A custom resource version's subresources and table columns (else the resource's).
+    subresources: tuple[str, ...] | None = None
+    columns: tuple[Column, ...] | None = None
 
 
 @dataclass
@@ -133,19 +140,26 @@ class Resource:
     columns: tuple[Column, ...] = ()
     #: Batch conversion for kinds whose conversion may do I/O (custom resources).
     converter: ObjectConverter | None = None
-    list_kind: str = field(init=False)
+    #: Apply the version's defaults to objects read from storage (custom resources).
+    default_on_read: bool = False
+    list_kind: str = ""
 
     def __post_init__(self) -> None:
-        self.list_kind = self.kind + "List"
+        self.list_kind = self.list_kind or self.kind + "List"
 
     @property
     def group_resource(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     def storage_prefix(self) -> str:
-        """Where this resource's objects live in storage (upstream's etcd layout)."""
-        group_dir = self.group_resource if self.group not in _LEGACY_STORAGE_GROUPS else self.plural
-        return f"/registry/{group_dir}/"
+        """Where this resource's objects live in storage (upstream's etcd layout).
+
+        Built-in groups keep ``/registry/<resource>/``; CRDs and custom
+        resources live under ``/registry/<group>/<resource>/``.
+        """
+        if self.group in _LEGACY_STORAGE_GROUPS:
+            return f"/registry/{self.plural}/"
+        return f"/registry/{self.group}/{self.plural}/"
 
     def key(self, namespace: str | None, name: str) -> str:
         prefix = self.storage_prefix()
@@ -153,6 +167,14 @@ class Resource:
 
     def gvk(self, version: str) -> GroupVersionKind:
         return GroupVersionKind(self.group, version, self.kind)
+
+    def subresources_of(self, version: str) -> tuple[str, ...]:
+        own = self.versions[version].subresources
+        return self.subresources if own is None else own
+
+    def columns_of(self, version: str) -> tuple[Column, ...]:
+        own = self.versions[version].columns
+        return self.columns if own is None else own
 
 
 #: Groups whose objects upstream stores under ``/registry/<resource>/`` with no group suffix.
@@ -183,13 +205,16 @@ class Scheme:
     def served(self, resource: Resource, version: str) -> bool:
         """Whether ``version`` of ``resource`` is served at the emulated version."""
         rv = resource.versions.get(version)
-        if rv is None:
+        if rv is None or not rv.served:
             return False
         return rv.lifecycle is None or rv.lifecycle.served_at(self.emulated_version)
 
     def deprecation_warning(self, resource: Resource, version: str) -> str | None:
         """The warning for a request to a deprecated version, or ``None``."""
-        lifecycle = resource.versions[version].lifecycle
+        rv = resource.versions[version]
+        if rv.deprecation_warning is not None:
+            return rv.deprecation_warning
+        lifecycle = rv.lifecycle
         if lifecycle is None or not lifecycle.deprecated_at(self.emulated_version):
             return None
         return lifecycle.warning(resource.gvk(version))

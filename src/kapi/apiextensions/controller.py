@@ -1,0 +1,185 @@
+"""The CRD controller: accepts names, establishes CRDs, serves them, and cleans up on delete.
+
+One loop does what upstream splits over the naming, establishing, finalizer
+and handler controllers: on every change of a CRD it recomputes
+``status.acceptedNames`` and the ``NamesAccepted``/``Established``
+conditions, installs (or reinstalls) the CRD's resource on the server, and
+for a CRD being deleted removes its custom resources, then its finalizer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from kapi.apimachinery import errors
+from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER, GROUP
+from kapi.registry.predicate import EVERYTHING
+from kapi.runtime.objects import now_rfc3339
+
+if TYPE_CHECKING:
+    from kapi.server import APIServer
+
+log = logging.getLogger(__name__)
+Object = dict[str, Any]
+_NAME_FIELDS = ("plural", "singular", "kind", "listKind")
+
+
+class CRDController:
+    #: How long to wait before looking again at custom resources still finalizing.
+    retry_interval = 0.5
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+        self.crds = server.store(GROUP, "customresourcedefinitions")
+        self._cleanups: dict[str, asyncio.Task[None]] = {}
+
+    async def run(self) -> None:
+        try:
+            while True:
+                try:
+                    events = await self.crds.watch(None, EVERYTHING)
+                    async for event in events:
+                        if event.type == "DELETED":
+                            self.server.uninstall_custom_resource(event.object)
+                        elif event.type != "BOOKMARK":
+                            await self.sync(event.object)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("CRD controller failed; restarting")
+                    await asyncio.sleep(1)
+        finally:
+            for task in self._cleanups.values():
+                task.cancel()
+
+    async def sync(self, crd: Object) -> None:
+        name = crd["metadata"]["name"]
+        if crd["metadata"].get("deletionTimestamp"):
+            task = self._cleanups.get(name)
+            if task is None or task.done():
+                self._cleanups[name] = asyncio.create_task(self._clean_up(crd))
+            return
+        status = self._desired_status(crd)
+        if status != crd.get("status"):
+            try:
+                crd = await self.crds.update(
+                    None, name, _with_status(status, crd), subresource="status"
+                )
+            except errors.StatusError as exc:
+                if exc.code not in (404, 409):
+                    raise
+                return  # a newer event follows
+        if _condition(crd, "Established") == "True":
+            self.server.install_custom_resource(crd)
+
+    def _desired_status(self, crd: Object) -> Object:
+        """Accepted names and conditions, as the naming and establishing controllers set them."""
+        status = dict(crd.get("status") or {})
+        names = crd["spec"]["names"]
+        conflict = self._conflict(crd)
+        if conflict is None:
+            accepted = {k: v for k, v in names.items() if v not in (None, [], "")}
+            status["acceptedNames"] = accepted
+            conditions = [
+                ("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
+                (
+                    "Established",
+                    "True",
+                    "InitialNamesAccepted",
+                    "the initial names have been accepted",
+                ),
+            ]
+        else:
+            reason, message = conflict
+            conditions = [
+                ("NamesAccepted", "False", reason, message),
+                ("Established", "False", "NotAccepted", "not all names are accepted"),
+            ]
+        status["conditions"] = _set_conditions(status.get("conditions") or [], conditions)
+        return status
+
+    def _conflict(self, crd: Object) -> tuple[str, str] | None:
+        """The first name another CRD of the same group has accepted (upstream's wording)."""
+        spec = crd["spec"]
+        names = spec["names"]
+        for other in self.server.custom_resource_definitions():
+            if other["metadata"]["name"] == crd["metadata"]["name"]:
+                continue
+            if other["spec"]["group"] != spec["group"]:
+                continue
+            taken = (other.get("status") or {}).get("acceptedNames") or {}
+            taken_all = {taken.get(k) for k in _NAME_FIELDS} | set(taken.get("shortNames") or ())
+            if names.get("plural") in taken_all:
+                return "PluralConflict", f'"{names["plural"]}" is already in use'
+            if names.get("singular") in taken_all:
+                return "SingularConflict", f'"{names["singular"]}" is already in use'
+            for short in names.get("shortNames") or ():
+                if short in taken_all:
+                    return "ShortNamesConflict", f'"{short}" is already in use'
+            if names.get("kind") in taken_all:
+                return "KindConflict", f'"{names["kind"]}" is already in use'
+            if names.get("listKind") in taken_all:
+                return "ListKindConflict", f'"{names["listKind"]}" is already in use'
+        return None
+
+    async def _clean_up(self, crd: Object) -> None:
+        """Delete every custom resource of a deleted CRD, then let the CRD go."""
+        name = crd["metadata"]["name"]
+        store = self.server.custom_resource_store(crd)
+        while store is not None:
+            await store.delete_collection(None, EVERYTHING)
+            if not (await store.list(None, EVERYTHING)).items:
+                break
+            await asyncio.sleep(self.retry_interval)
+        self.server.uninstall_custom_resource(crd)
+
+        async def drop_finalizer(obj: Object) -> Object:
+            finalizers = obj["metadata"].get("finalizers") or []
+            obj["metadata"]["finalizers"] = [f for f in finalizers if f != CLEANUP_FINALIZER]
+            obj["metadata"].pop("resourceVersion", None)
+            return obj
+
+        try:
+            await self.crds.update(None, name, drop_finalizer)
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+
+
+def _with_status(status: Object, crd: Object) -> Any:
+    resource_version = crd["metadata"]["resourceVersion"]
+
+    async def update(obj: Object) -> Object:
+        obj["status"] = status
+        obj["metadata"]["resourceVersion"] = resource_version
+        return obj
+
+    return update
+
+
+def _condition(crd: Object, type_: str) -> str | None:
+    for condition in (crd.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == type_:
+            return condition.get("status")
+    return None
+
+
+def _set_conditions(current: list[Object], wanted: list[tuple[str, str, str, str]]) -> list[Object]:
+    """Upstream ``SetCRDCondition``: a transition time changes only with the status."""
+    by_type = {c.get("type"): c for c in current}
+    out = [c for c in current if c.get("type") not in {w[0] for w in wanted}]
+    for type_, status, reason, message in wanted:
+        old = by_type.get(type_)
+        changed = old is None or old.get("status") != status
+        out.append(
+            {
+                "type": type_,
+                "status": status,
+                "lastTransitionTime": now_rfc3339() if changed else old["lastTransitionTime"],
+                "reason": reason,
+                "message": message,
+            }
+        )
+    return out

@@ -1,0 +1,118 @@
+"""How custom resources are created, updated and validated (upstream ``customResourceStrategy``).
+
+One strategy per served version: objects reach it in the version the request
+names, and are checked against that version's schema, its CEL rules and, with
+a ``scale`` subresource, the replica paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kapi.apiextensions.jsonpath import JSONPath
+from kapi.apimachinery import field
+from kapi.apimachinery.field import FieldError, Path
+from kapi.registry.strategy import Strategy
+from kapi.request import current as current_request
+from kapi.runtime.scheme import Object
+from kapi.validation.cel import CELValidator
+from kapi.validation.schema_validator import SchemaValidator
+
+
+@dataclass(frozen=True)
+class ScaleSpec:
+    """A CRD's ``subresources.scale``: where replicas and the selector live."""
+
+    spec_replicas: str
+    status_replicas: str
+    label_selector: str | None
+
+    @classmethod
+    def from_crd(cls, scale: dict[str, Any]) -> ScaleSpec:
+        return cls(
+            scale["specReplicasPath"],
+            scale["statusReplicasPath"],
+            scale.get("labelSelectorPath") or None,
+        )
+
+    @staticmethod
+    def get(obj: Object, path: str) -> Any:
+        return JSONPath(path).first(obj)
+
+    @staticmethod
+    def set(obj: Object, path: str, value: Any) -> None:
+        """Set a ``.a.b.c`` path, creating the objects on the way (scale paths are simple)."""
+        names = path.lstrip(".").split(".")
+        node = obj
+        for name in names[:-1]:
+            child = node.get(name)
+            if not isinstance(child, dict):
+                child = node[name] = {}
+            node = child
+        node[names[-1]] = value
+
+
+class CustomResourceStrategy(Strategy):
+    """Validation of one version's custom resources."""
+
+    has_generation = True
+
+    def __init__(
+        self,
+        schema: SchemaValidator,
+        cel: CELValidator | None,
+        *,
+        status: bool,
+        scale: ScaleSpec | None,
+    ) -> None:
+        self.schema = schema
+        self.cel = cel
+        self.has_status = status
+        self.scale = scale
+        self.subresource_fields = {"status": ("status",)} if status else {}
+
+    def spec_changed(self, new: Object, old: Object) -> bool:
+        """Without a status subresource, a status change is a spec change too (upstream)."""
+        if self.has_status:
+            return super().spec_changed(new, old)
+        keys = (new.keys() | old.keys()) - {"metadata", "apiVersion", "kind"}
+        return any(new.get(k) != old.get(k) for k in keys)
+
+    def validate(self, obj: Object) -> list[FieldError]:
+        errs = self.schema.validate(obj)
+        if self.cel is not None:
+            errs += self.cel.validate(obj)
+        return errs + self._scale_errors(obj)
+
+    def validate_update(self, new: Object, old: Object) -> list[FieldError]:
+        result = self.schema.validate_update(new, old)
+        errs = list(result.errors)
+        if result.warnings:
+            request = current_request()
+            for text in result.warnings:
+                request.add_warning(text)
+        if self.cel is not None:
+            errs += self.cel.validate(new, old)
+        return errs + self._scale_errors(new)
+
+    def validate_subresource_update(
+        self, subresource: str, new: Object, old: Object
+    ) -> list[FieldError]:
+        return self.validate_update(new, old)
+
+    def _scale_errors(self, obj: Object) -> list[FieldError]:
+        """Replica counts must be non-negative integers when present (``validateScale*``)."""
+        if self.scale is None:
+            return []
+        errs: list[FieldError] = []
+        for path in (self.scale.spec_replicas, self.scale.status_replicas):
+            value = ScaleSpec.get(obj, path)
+            if value is None:
+                continue
+            at = Path(*path.lstrip(".").split("."))
+            if isinstance(value, bool) or not isinstance(value, int):
+                errs.append(field.invalid(at, value, "must be an integer"))
+            elif value < 0:
+                errs.append(field.invalid(at, value, "must be greater than or equal to 0"))
+        return errs
