@@ -40,8 +40,9 @@ class StatusError(Exception):
             "metadata": self.list_meta,
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:  # omitempty: a plain 500 (conversion failures) has no reason
+            status["reason"] = self.reason
         if self.details:
             status["details"] = self.details
         status["code"] = self.code

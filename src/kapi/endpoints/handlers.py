@@ -18,7 +18,7 @@ import jsonpatch
 import orjson
 
 from kapi.apimachinery import errors, field
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field import Path, go_quote
 from kapi.apimachinery.fields import FieldLabelNotSupportedError, check_field_labels
 from kapi.apimachinery.fields import FieldSelectorParseError as FieldSelectorError
 from kapi.apimachinery.fields import parse_selector as parse_field_selector
@@ -216,15 +216,15 @@ def _field_problems(
     field, is reported once, as unknown.
     """
     if not duplicates:
-        return [f'unknown field "{p}"' for p in unknown]
+        return [f"unknown field {go_quote(p)}" for p in unknown]
     dropped = set(unknown)
     repeated = [
         p
         for p in duplicates
         if p not in dropped and not any(p.startswith((u + ".", u + "[")) for u in dropped)
     ]
-    problems = [(p, f'unknown field "{p}"') for p in unknown]
-    problems += [(p, f'duplicate field "{p}"') for p in repeated]
+    problems = [(p, f"unknown field {go_quote(p)}") for p in unknown]
+    problems += [(p, f"duplicate field {go_quote(p)}") for p in repeated]
     assert order is not None
     problems.sort(key=lambda item: order.get(item[0], len(order)))
     return [text for _, text in problems]
