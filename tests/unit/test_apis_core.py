@@ -47,7 +47,17 @@ def resource(kind: str):
 
 def test_builtin_resources_declare_upstream_shape() -> None:
     by_kind = {r.kind: r for r in builtin_resources() if r.group != "apiextensions.k8s.io"}
-    assert set(by_kind) == {"Namespace", "ConfigMap", "Secret", "Lease", "PodDisruptionBudget"}
+    assert set(by_kind) == {
+        "Namespace",
+        "ConfigMap",
+        "Secret",
+        "Endpoints",
+        "CronJob",
+        "Lease",
+        "EndpointSlice",
+        "Ingress",
+        "PodDisruptionBudget",
+    }
     ns, cm, secret = by_kind["Namespace"], by_kind["ConfigMap"], by_kind["Secret"]
     assert (ns.plural, ns.namespaced, ns.short_names) == ("namespaces", False, ("ns",))
     assert ns.subresources == ("status", "finalize")
@@ -60,7 +70,8 @@ def test_builtin_resources_declare_upstream_shape() -> None:
     assert (secret.plural, secret.short_names, secret.field_labels) == ("secrets", (), ("type",))
     assert ns.field_labels == ("status.phase",)
     for r in by_kind.values():
-        assert r.categories == ()  # none of these kinds is in "all" upstream
+        # Of these kinds only CronJob is in "all" upstream.
+        assert r.categories == (("all",) if r.kind == "CronJob" else ())
     for r in (ns, cm, secret):
         lifecycle = r.versions["v1"].lifecycle
         assert lifecycle is not None and lifecycle.introduced == Version(1, 0)

@@ -703,3 +703,49 @@ def validate_label_selector_requirement(
         for i, v in enumerate(values):
             errs.extend(invalid(values_path.index(i), v, m) for m in is_valid_label_value(v))
     return errs
+
+
+# --- ports and wildcard hosts (util/validation) --------------------------------------------
+
+WILDCARD_DNS1123_SUBDOMAIN_FMT: Final = r"\*\." + DNS1123_SUBDOMAIN_FMT
+_WILDCARD_DNS1123_SUBDOMAIN_RE: Final = re.compile(WILDCARD_DNS1123_SUBDOMAIN_FMT)
+_WILDCARD_DNS1123_SUBDOMAIN_MSG: Final = regex_error(
+    "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, "
+    "which must consist of lower case alphanumeric characters, '-' or '.' and end with an "
+    "alphanumeric character",
+    WILDCARD_DNS1123_SUBDOMAIN_FMT,
+    "*.example.com",
+)
+_PORT_NAME_CHARSET_RE: Final = re.compile("[-a-z0-9]+")
+IANA_SVC_NAME_MAX_LENGTH: Final = 15
+
+
+def is_wildcard_dns1123_subdomain(value: str) -> list[str]:
+    """``IsWildcardDNS1123Subdomain``: ``*.`` followed by a subdomain (Ingress hosts)."""
+    errs: list[str] = []
+    if _blen(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if not _WILDCARD_DNS1123_SUBDOMAIN_RE.fullmatch(value):
+        errs.append(_WILDCARD_DNS1123_SUBDOMAIN_MSG)
+    return errs
+
+
+def is_valid_port_num(port: int) -> list[str]:
+    """``IsValidPortNum``: 1 to 65535."""
+    return [] if 1 <= port <= 65535 else [inclusive_range_error(1, 65535)]
+
+
+def is_valid_port_name(name: str) -> list[str]:
+    """``IsValidPortName``: an IANA_SVC_NAME (RFC 6335)."""
+    errs: list[str] = []
+    if _blen(name) > IANA_SVC_NAME_MAX_LENGTH:
+        errs.append(max_len_error(IANA_SVC_NAME_MAX_LENGTH))
+    if not _PORT_NAME_CHARSET_RE.fullmatch(name):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search("[a-z]", name):
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        errs.append("must not contain consecutive hyphens")
+    if name.startswith("-") or name.endswith("-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs

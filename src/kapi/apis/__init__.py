@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from kapi.apis import apiextensions_v1, coordination_v1, core_v1, policy
+from kapi.apis import (
+    apiextensions_v1,
+    batch,
+    coordination_v1,
+    core_v1,
+    core_v1_endpoints,
+    discovery_v1,
+    networking,
+    policy,
+)
 from kapi.runtime.scheme import Resource
 
 
@@ -10,7 +19,11 @@ def builtin_resources() -> list[Resource]:
     """Fresh resources (and strategies) for a new scheme, in group order: core, then by group."""
     return [
         *core_v1.resources(),
+        *core_v1_endpoints.resources(),
         *apiextensions_v1.resources(),
+        *batch.resources(),
         *coordination_v1.resources(),
+        *discovery_v1.resources(),
+        *networking.resources(),
         *policy.resources(),
     ]

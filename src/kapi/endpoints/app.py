@@ -35,6 +35,9 @@ NonResourceHandler = Callable[[Request], Awaitable[Response]]
 
 _NOT_FOUND = errors.StatusError(404, "NotFound", "the server could not find the requested resource")
 _SHUTTING_DOWN = errors.service_unavailable("apiserver is shutting down")
+#: Audit annotations upstream adds to requests for deprecated APIs (KEP-1693).
+DEPRECATED_ANNOTATION = "k8s.io/deprecated"
+REMOVED_RELEASE_ANNOTATION = "k8s.io/removed-release"
 _METHOD_NOT_ALLOWED = errors.StatusError(
     405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
 )
@@ -117,8 +120,8 @@ class APIServerApp:
         if handler is None or not _route_allows(resource, info):
             raise _METHOD_NOT_ALLOWED
         warning = server.scheme.deprecation_warning(resource, info.api_version)
-        if warning:
-            current_request().add_warning(warning)
+        if warning is not None:
+            self._record_deprecated(resource, info, warning)
         output = negotiate_output(request.headers.get("accept"))
         scope = handlers.RequestScope(
             scheme=server.scheme,
@@ -133,6 +136,16 @@ class APIServerApp:
             stopping=server.stopping,
         )
         return await handler(scope, request)
+
+    def _record_deprecated(self, resource: Resource, info: RequestInfo, warning: str) -> None:
+        """Upstream's deprecated-API handling: the warning, the gauge, audit annotations."""
+        removed_release = self.server.scheme.removed_release(resource, info.api_version)
+        self.metrics.record_deprecated(info, removed_release)
+        context = current_request()
+        context.add_warning(warning)
+        context.audit_annotations[DEPRECATED_ANNOTATION] = "true"
+        if removed_release:
+            context.audit_annotations[REMOVED_RELEASE_ANNOTATION] = removed_release
 
     async def _non_resource(self, request: Request) -> Response:
         path = request.path.rstrip("/") or "/"

@@ -3,6 +3,8 @@
 Each server has its own registry (tests run several in one process), and the
 label values follow upstream's ``endpoints/metrics``: verbs upper-case with
 LIST/WATCH/APPLY told apart, ``scope`` one of resource/namespace/cluster.
+Help texts carry component-base's stability marker (``[STABLE] ...``) where
+kapi declares the level, as ``/metrics`` of kube-apiserver shows it.
 """
 
 from __future__ import annotations
@@ -86,6 +88,13 @@ class APIServerMetrics:
             ("name", "type"),
             registry=self.registry,
         )
+        self.deprecated_apis = Gauge(
+            "apiserver_requested_deprecated_apis",
+            "[STABLE] Gauge of deprecated APIs that have been requested, broken out by API "
+            "group, version, resource, subresource, and removed_release.",
+            ("group", "version", "resource", "subresource", "removed_release"),
+            registry=self.registry,
+        )
         self.healthchecks = Counter(
             "kubernetes_healthchecks_total",
             "This metric records the results of all healthcheck.",
@@ -132,6 +141,16 @@ class APIServerMetrics:
             self._children[(labels, code)] = children
         children[0].inc()
         children[1].observe(seconds)
+
+    def record_deprecated(self, info: RequestInfo, removed_release: str) -> None:
+        """Mark ``info``'s group/version/resource/subresource as used (upstream sets it to 1).
+
+        Only API coordinates are labels, never names or users: cardinality stays bounded
+        by the deprecated routes (KEP-1693); audit annotations identify the callers.
+        """
+        self.deprecated_apis.labels(
+            info.api_group, info.api_version, info.resource, info.subresource, removed_release
+        ).set(1)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -29,11 +29,21 @@ class Column:
 
 def age(obj: Object) -> str:
     """The AGE cell: upstream prints the creation timestamp as a short duration."""
-    created = obj.get("metadata", {}).get("creationTimestamp")
-    if not created:
+    return since(obj.get("metadata", {}).get("creationTimestamp"))
+
+
+def since(timestamp: str | None) -> str:
+    """``translateTimestampSince``: how long ago a ``metav1.Time`` was, or ``<unknown>``."""
+    if not timestamp:
         return "<unknown>"
-    then = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    then = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     return short_duration((datetime.now(UTC) - then).total_seconds())
+
+
+def first_of(values: list[str], total: int, limit: int = 3) -> str:
+    """Upstream printers' capped lists: ``a,b,c + 2 more...`` once ``total`` exceeds ``limit``."""
+    text = ",".join(values[:limit])
+    return f"{text} + {total - limit} more..." if total > limit else text
 
 
 def short_duration(seconds: float) -> str:

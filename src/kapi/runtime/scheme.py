@@ -35,7 +35,19 @@ class ObjectConverter(Protocol):
     """
 
     async def convert(self, objects: list[Object], api_version: str) -> list[Object]:
-        """``objects`` (of any served version) in ``api_version``, in the same order."""
+        """``objects`` (of any served version) in ``api_version``, in the same order.
+
+        This is upstream's list conversion: failures name the list
+        (``<api_version>, Kind=<Kind>List``).
+        """
+        ...
+
+    async def convert_object(self, obj: Object, api_version: str) -> Object:
+        """One object (a get, a write, a watch event) in ``api_version``.
+
+        Upstream converts these one by one, so failures name the object's own
+        version and kind (``<its apiVersion>, Kind=<Kind>``), not a list.
+        """
         ...
 
 
@@ -143,6 +155,9 @@ class Resource:
     #: Apply the version's defaults to objects read from storage (custom resources).
     default_on_read: bool = False
     list_kind: str = ""
+    #: The storage key segment where upstream's storage factory differs from the plural
+    #: (``ingress`` for ingresses, ``services/endpoints`` for endpoints).
+    storage_resource: str = ""
 
     def __post_init__(self) -> None:
         self.list_kind = self.list_kind or self.kind + "List"
@@ -157,9 +172,10 @@ class Resource:
         Built-in groups keep ``/registry/<resource>/``; CRDs and custom
         resources live under ``/registry/<group>/<resource>/``.
         """
+        resource = self.storage_resource or self.plural
         if self.group in _LEGACY_STORAGE_GROUPS:
-            return f"/registry/{self.plural}/"
-        return f"/registry/{self.group}/{self.plural}/"
+            return f"/registry/{resource}/"
+        return f"/registry/{self.group}/{resource}/"
 
     def key(self, namespace: str | None, name: str) -> str:
         prefix = self.storage_prefix()
@@ -178,7 +194,14 @@ class Resource:
 
 
 #: Groups whose objects upstream stores under ``/registry/<resource>/`` with no group suffix.
-_LEGACY_STORAGE_GROUPS = {"", "policy", "coordination.k8s.io"}
+_LEGACY_STORAGE_GROUPS = {
+    "",
+    "batch",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "networking.k8s.io",
+    "policy",
+}
 
 
 class Scheme:
@@ -210,7 +233,10 @@ class Scheme:
         return rv.lifecycle is None or rv.lifecycle.served_at(self.emulated_version)
 
     def deprecation_warning(self, resource: Resource, version: str) -> str | None:
-        """The warning for a request to a deprecated version, or ``None``."""
+        """The warning for a request to a deprecated version, or ``None`` if it is not.
+
+        An empty string means deprecated but silent (a CRD's ``deprecationWarning: ""``).
+        """
         rv = resource.versions[version]
         if rv.deprecation_warning is not None:
             return rv.deprecation_warning
@@ -218,6 +244,11 @@ class Scheme:
         if lifecycle is None or not lifecycle.deprecated_at(self.emulated_version):
             return None
         return lifecycle.warning(resource.gvk(version))
+
+    def removed_release(self, resource: Resource, version: str) -> str:
+        """Upstream's ``RemovedRelease``: ``"1.25"``, or empty when no removal is planned."""
+        lifecycle = resource.versions[version].lifecycle
+        return "" if lifecycle is None or lifecycle.removed is None else str(lifecycle.removed)
 
     def lookup(self, group: str, version: str, plural: str) -> Resource | None:
         """The resource served at ``/group/version/plural``, or ``None``."""
@@ -248,7 +279,7 @@ class Scheme:
             return obj
         if resource.converter is not None:
             hub = GroupVersion(resource.group, resource.hub_version).api_version
-            return (await resource.converter.convert([obj], hub))[0]
+            return await resource.converter.convert_object(obj, hub)
         converter = resource.versions[version].to_hub
         assert converter is not None, f"{resource.kind} {version} has no conversion to the hub"
         out = converter(obj)
@@ -258,6 +289,9 @@ class Scheme:
     async def from_hub(self, resource: Resource, obj: Object, version: str) -> Object:
         if version == resource.hub_version:
             return obj
+        if resource.converter is not None:
+            api_version = GroupVersion(resource.group, version).api_version
+            return await resource.converter.convert_object(obj, api_version)
         return (await self.from_hub_many(resource, [obj], version))[0]
 
     async def from_hub_many(

@@ -1,0 +1,589 @@
+"""networking.k8s.io ``Ingress`` in ``v1`` (hub and storage) and the deprecated ``v1beta1``.
+
+The versions differ in how a backend names its Service: v1beta1 has
+``serviceName`` and an int-or-string ``servicePort``, v1 has
+``service.name`` with ``service.port.number`` or ``service.port.name``; and
+v1beta1's ``spec.backend`` is v1's ``spec.defaultBackend``.  Conversion
+follows ``pkg/apis/networking/v1beta1/conversion.go``; v1beta1 defaults a
+missing ``pathType`` to ``ImplementationSpecific`` while v1 requires it.
+Validation follows ``ValidateIngressCreate`` / ``ValidateIngressUpdate`` and
+``ValidateIngressStatusUpdate`` of ``pkg/apis/networking/validation`` as of
+v1.33 (Service names are DNS-1035 labels); the strategy follows
+``pkg/registry/networking/ingress``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kapi.apimachinery import validation
+from kapi.apimachinery.field import FieldError, Path, invalid, not_supported, required
+from kapi.apis.meta import kind_struct
+from kapi.registry.strategy import Strategy
+from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.objects import deep_copy
+from kapi.runtime.schema import INT32, STRING, Field, IntOrString, List, Scalar, Struct
+from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Object, Resource, ResourceVersion
+from kapi.version import Version
+
+EXACT, PREFIX, IMPLEMENTATION_SPECIFIC = "Exact", "Prefix", "ImplementationSpecific"
+#: Sorted, as upstream's ``supportedPathTypes.List()`` reports them.
+PATH_TYPES = (EXACT, IMPLEMENTATION_SPECIFIC, PREFIX)
+_INVALID_PATH_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")
+_INVALID_PATH_SUFFIXES = ("/..", "/.")
+#: The ADDRESS cell is clipped to this many bytes outside ``-o wide``.
+_LOAD_BALANCER_WIDTH = 16
+
+# --- schema ---------------------------------------------------------------------------------
+
+TypedLocalObjectReference = Struct(
+    "io.k8s.api.core.v1.TypedLocalObjectReference",
+    (
+        Field("apiGroup", STRING, "The group of the referenced resource; empty for core."),
+        Field("kind", STRING, "The type of resource being referenced.", required=True),
+        Field("name", STRING, "The name of resource being referenced.", required=True),
+    ),
+    "TypedLocalObjectReference points to a typed object in the same namespace.",
+)
+
+_RESOURCE_DOC = (
+    "resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress "
+    "object. If resource is specified, a service backend must not be specified."
+)
+_CLASS_DOC = (
+    "ingressClassName is the name of an IngressClass cluster resource. Ingress controller "
+    "implementations use this field to know whether they should be serving this Ingress."
+)
+
+
+def _backend_v1() -> Struct:
+    port = Struct(
+        "io.k8s.api.networking.v1.ServiceBackendPort",
+        (
+            Field("name", STRING, "name is the name of the port on the Service."),
+            Field("number", INT32, "number is the numerical port number on the Service."),
+        ),
+        "ServiceBackendPort is the service port being referenced.",
+    )
+    service = Struct(
+        "io.k8s.api.networking.v1.IngressServiceBackend",
+        (
+            Field("name", STRING, "name is the referenced service.", required=True),
+            Field("port", port, "port of the referenced service."),
+        ),
+        "IngressServiceBackend references a Kubernetes Service as a Backend.",
+    )
+    return Struct(
+        "io.k8s.api.networking.v1.IngressBackend",
+        (
+            Field("resource", TypedLocalObjectReference, _RESOURCE_DOC),
+            Field("service", service, "service references a service as a backend."),
+        ),
+        "IngressBackend describes all endpoints for a given service and port.",
+    )
+
+
+def _backend_v1beta1() -> Struct:
+    return Struct(
+        "io.k8s.api.networking.v1beta1.IngressBackend",
+        (
+            Field("resource", TypedLocalObjectReference, _RESOURCE_DOC),
+            Field(
+                "serviceName", STRING, "serviceName specifies the name of the referenced service."
+            ),
+            Field("servicePort", IntOrString(), "servicePort specifies the port of the service."),
+        ),
+        "IngressBackend describes all endpoints for a given service and port.",
+    )
+
+
+def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -> Struct:
+    """The kind in ``version``: the same tree around a version-specific backend."""
+    prefix = f"io.k8s.api.networking.{version}"
+    path = Struct(
+        f"{prefix}.HTTPIngressPath",
+        (
+            Field("backend", backend, "backend defines the referenced service.", required=True),
+            Field("path", STRING, "path is matched against the path of an incoming request."),
+            Field(
+                "pathType",
+                Scalar("string", enum=PATH_TYPES),
+                "pathType determines the interpretation of the path matching: Exact, Prefix or "
+                "ImplementationSpecific.",
+                required=version == "v1",
+            ),
+        ),
+        "HTTPIngressPath associates a path with a backend.",
+    )
+    http = Struct(
+        f"{prefix}.HTTPIngressRuleValue",
+        (Field("paths", List(path), "paths is a collection of paths.", required=True),),
+        "HTTPIngressRuleValue is a list of http selectors pointing to backends.",
+    )
+    rule = Struct(
+        f"{prefix}.IngressRule",
+        (
+            Field("host", STRING, "host is the fully qualified domain name of a network host."),
+            Field("http", http, "http holds the paths of this rule."),
+        ),
+        "IngressRule represents the rules mapping the paths under a specified host to the "
+        "related backend services.",
+    )
+    tls = Struct(
+        f"{prefix}.IngressTLS",
+        (
+            Field("hosts", List(STRING), "hosts is a list of hosts included in the certificate."),
+            Field("secretName", STRING, "secretName is the Secret used to terminate TLS."),
+        ),
+        "IngressTLS describes the transport layer security associated with an ingress.",
+    )
+    port_status = Struct(
+        f"{prefix}.IngressPortStatus",
+        (
+            Field("error", STRING, "error records a problem with the service port."),
+            Field("port", INT32, "port is the port number of the ingress port.", required=True),
+            Field("protocol", STRING, "protocol is the protocol of the port.", required=True),
+        ),
+        "IngressPortStatus represents the error condition of a service port",
+    )
+    lb_ingress = Struct(
+        f"{prefix}.IngressLoadBalancerIngress",
+        (
+            Field(
+                "hostname",
+                STRING,
+                "hostname is set for load-balancer ingress points that are DNS based.",
+            ),
+            Field("ip", STRING, "ip is set for load-balancer ingress points that are IP based."),
+            Field("ports", List(port_status), "ports provides information about the ports."),
+        ),
+        "IngressLoadBalancerIngress represents the status of a load-balancer ingress point.",
+    )
+    lb_status = Struct(
+        f"{prefix}.IngressLoadBalancerStatus",
+        (
+            Field(
+                "ingress",
+                List(lb_ingress),
+                "ingress is a list of the load-balancer ingress points.",
+            ),
+        ),
+        "IngressLoadBalancerStatus represents the status of a load-balancer.",
+    )
+    spec = Struct(
+        f"{prefix}.IngressSpec",
+        (
+            Field(
+                default_backend_field,
+                backend,
+                "The backend that should handle requests that match no rule.",
+            ),
+            Field("ingressClassName", STRING, _CLASS_DOC),
+            Field(
+                "rules", List(rule), "rules is a list of host rules used to configure the Ingress."
+            ),
+            Field("tls", List(tls), "tls represents the TLS configuration."),
+        ),
+        "IngressSpec describes the Ingress the user wishes to exist.",
+    )
+    status = Struct(
+        f"{prefix}.IngressStatus",
+        (
+            Field(
+                "loadBalancer",
+                lb_status,
+                "loadBalancer contains the current status of the load-balancer.",
+            ),
+        ),
+        "IngressStatus describe the current state of the Ingress.",
+    )
+    return kind_struct(
+        f"{prefix}.Ingress",
+        (("networking.k8s.io", version, "Ingress"),),
+        (
+            Field("spec", spec, "spec is the desired state of the Ingress."),
+            Field("status", status, "status is the current state of the Ingress."),
+        ),
+        "Ingress is a collection of rules that allow inbound connections to reach the endpoints "
+        "defined by a backend.",
+    )
+
+
+IngressV1 = _ingress_schema("v1", _backend_v1(), "defaultBackend")
+IngressV1beta1 = _ingress_schema("v1beta1", _backend_v1beta1(), "backend")
+
+# --- conversion and defaulting --------------------------------------------------------------
+
+
+def _paths(spec: Object) -> Iterator[Object]:
+    """Every ``rules[*].http.paths[*]`` of a spec."""
+    for rule in spec.get("rules") or ():
+        yield from ((rule.get("http") or {}).get("paths") or ())
+
+
+def _convert_backends(
+    obj: Object, old_key: str, new_key: str, convert: Callable[[Object], Object]
+) -> Object:
+    """A copy of ``obj`` with every backend converted and ``spec.<old_key>`` renamed."""
+    out = deep_copy(obj)
+    spec = out.get("spec")
+    if not isinstance(spec, dict):
+        return out
+    if spec.get(old_key) is not None:
+        spec[new_key] = convert(spec.pop(old_key))
+    for path in _paths(spec):
+        if path.get("backend") is not None:
+            path["backend"] = convert(path["backend"])
+    return out
+
+
+def _backend_to_hub(backend: Object) -> Object:
+    """``Convert_v1beta1_IngressBackend_To_networking_IngressBackend``."""
+    out: Object = {}
+    if backend.get("resource") is not None:
+        out["resource"] = backend["resource"]
+    name = backend.get("serviceName") or ""
+    port = backend.get("servicePort", 0)
+    if name or port != 0:  # a string port, even "", names a service too
+        service_port: Object = {}
+        if isinstance(port, str) and port:
+            service_port["name"] = port
+        elif isinstance(port, int) and port:
+            service_port["number"] = port
+        out["service"] = {"name": name, "port": service_port}
+    return out
+
+
+def _backend_from_hub(backend: Object) -> Object:
+    """``Convert_networking_IngressBackend_To_v1beta1_IngressBackend``.
+
+    ``servicePort`` is a struct in Go, so it is always written (0 when unset).
+    """
+    out: Object = {}
+    if backend.get("resource") is not None:
+        out["resource"] = backend["resource"]
+    service = backend.get("service")
+    port: int | str = 0
+    if service is not None:
+        if service.get("name"):
+            out["serviceName"] = service["name"]
+        service_port = service.get("port") or {}
+        port = service_port.get("name") or service_port.get("number") or 0
+    out["servicePort"] = port
+    return out
+
+
+def v1beta1_to_hub(obj: Object) -> Object:
+    """``Convert_v1beta1_IngressSpec_To_networking_IngressSpec`` and the backends in it."""
+    return _convert_backends(obj, "backend", "defaultBackend", _backend_to_hub)
+
+
+def hub_to_v1beta1(obj: Object) -> Object:
+    """``Convert_networking_IngressSpec_To_v1beta1_IngressSpec`` and the backends in it."""
+    return _convert_backends(obj, "defaultBackend", "backend", _backend_from_hub)
+
+
+def default_v1beta1(obj: Object) -> None:
+    """``SetDefaults_HTTPIngressPath`` of v1beta1 (v1 has no Ingress defaults)."""
+    for path in _paths(obj.get("spec") or {}):
+        if path.get("pathType") is None:
+            path["pathType"] = IMPLEMENTATION_SPECIFIC
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+def _host_errors(host: str) -> list[str]:
+    if "*" in host:
+        return validation.is_wildcard_dns1123_subdomain(host)
+    return validation.is_dns1123_subdomain(host)
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def validate_backend(backend: Object, path: Path) -> list[FieldError]:
+    """``validateIngressBackend``: exactly one of a resource or a service with one port."""
+    resource, service = backend.get("resource"), backend.get("service")
+    if resource is not None and service is not None:
+        return [invalid(path, "", "cannot set both resource and service backends")]
+    if resource is not None:
+        ref_path = path.child("resource")
+        group = resource.get("apiGroup")
+        ref_errs: list[FieldError] = []
+        if group is not None:
+            group_path = ref_path.child("apiGroup")
+            group_errs = validation.is_dns1123_subdomain(group)
+            ref_errs += [invalid(group_path, group, m) for m in group_errs]
+        ref_errs += [
+            required(ref_path.child(k), f"{k} is required")
+            for k in ("kind", "name")
+            if not resource.get(k)
+        ]
+        return ref_errs
+    if service is None:
+        return [invalid(path, "", "resource or service backend is required")]
+    errs: list[FieldError] = []
+    name_path = path.child("service", "name")
+    name = service.get("name") or ""
+    if not name:
+        errs.append(required(name_path))
+    else:
+        errs += [invalid(name_path, name, m) for m in validation.name_is_dns1035_label(name, False)]
+    port = service.get("port") or {}
+    port_name, number = port.get("name") or "", port.get("number") or 0
+    if port_name and number:
+        errs.append(invalid(path, "", "cannot set both port name & port number"))
+    elif port_name:
+        errs += [
+            invalid(path.child("service", "port", "name"), port_name, m)
+            for m in validation.is_valid_port_name(port_name)
+        ]
+    elif number:
+        errs += [
+            invalid(path.child("service", "port", "number"), number, m)
+            for m in validation.is_valid_port_num(number)
+        ]
+    else:
+        errs.append(required(path, "port name or number is required"))
+    return errs
+
+
+def validate_http_path(http_path: Object, path: Path) -> list[FieldError]:
+    """``validateHTTPIngressPath``."""
+    path_type = http_path.get("pathType")
+    if path_type is None:
+        return [required(path.child("pathType"), "pathType must be specified")]
+    value = http_path.get("path") or ""
+    value_path = path.child("path")
+    errs: list[FieldError] = []
+    if path_type in (EXACT, PREFIX):
+        if not value.startswith("/"):
+            errs.append(invalid(value_path, value, "must be an absolute path"))
+        errs += [
+            invalid(value_path, value, f"must not contain '{seq}'")
+            for seq in _INVALID_PATH_SEQUENCES
+            if seq in value
+        ]
+        errs += [
+            invalid(value_path, value, f"cannot end with '{suffix}'")
+            for suffix in _INVALID_PATH_SUFFIXES
+            if value.endswith(suffix)
+        ]
+    elif path_type == IMPLEMENTATION_SPECIFIC:
+        if value and not value.startswith("/"):
+            errs.append(invalid(value_path, value, "must be an absolute path"))
+    else:
+        errs.append(not_supported(path.child("pathType"), path_type, PATH_TYPES))
+    return errs + validate_backend(http_path.get("backend") or {}, path.child("backend"))
+
+
+def validate_ingress_spec(spec: Object) -> list[FieldError]:
+    """``ValidateIngressSpec`` (create rules: TLS secret names and wildcard rules checked)."""
+    path = Path("spec")
+    rules = spec.get("rules") or []
+    errs: list[FieldError] = []
+    if not rules and spec.get("defaultBackend") is None:
+        errs.append(invalid(path, None, "either `defaultBackend` or `rules` must be specified"))
+    if spec.get("defaultBackend") is not None:
+        errs += validate_backend(spec["defaultBackend"], path.child("defaultBackend"))
+    for i, rule in enumerate(rules):
+        rule_path = path.child("rules").index(i)
+        host = rule.get("host") or ""
+        if host and _is_ip(host):
+            errs.append(
+                invalid(rule_path.child("host"), host, "must be a DNS name, not an IP address")
+            )
+        errs += (
+            [invalid(rule_path.child("host"), host, m) for m in _host_errors(host)] if host else []
+        )
+        http = rule.get("http")
+        if http is not None:
+            http_path = rule_path.child("http")
+            paths = http.get("paths") or []
+            if not paths:
+                errs.append(required(http_path.child("paths")))
+            for j, item in enumerate(paths):
+                errs += validate_http_path(item, http_path.child("paths").index(j))
+    for i, tls in enumerate(spec.get("tls") or ()):
+        tls_path = path.child("tls").index(i)
+        for j, host in enumerate(tls.get("hosts") or ()):
+            errs += [invalid(tls_path.child("hosts").index(j), host, m) for m in _host_errors(host)]
+        secret = tls.get("secretName") or ""
+        if secret:
+            errs += [
+                invalid(tls_path.child("secretName"), secret, m)
+                for m in validation.name_is_dns_subdomain(secret, False)
+            ]
+    class_name = spec.get("ingressClassName")
+    if class_name is not None:
+        errs += [
+            invalid(path.child("ingressClassName"), class_name, m)
+            for m in validation.name_is_dns_subdomain(class_name, False)
+        ]
+    return errs
+
+
+INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
+
+
+def validate_ingress_class_annotation(obj: Object) -> list[FieldError]:
+    """On create, the legacy class annotation must agree with ``ingressClassName``."""
+    annotations = obj.get("metadata", {}).get("annotations") or {}
+    class_name = (obj.get("spec") or {}).get("ingressClassName")
+    value = annotations.get(INGRESS_CLASS_ANNOTATION)
+    if value is not None and class_name is not None and value != class_name:
+        path = Path("annotations").child(INGRESS_CLASS_ANNOTATION)
+        return [invalid(path, value, "must match `ingressClassName` when both are specified")]
+    return []
+
+
+def validate_load_balancer_status(status: Object) -> list[FieldError]:
+    """``ValidateIngressLoadBalancerStatus`` (IP syntax and hostnames)."""
+    path = Path("status", "loadBalancer", "ingress")
+    errs: list[FieldError] = []
+    for i, entry in enumerate((status.get("loadBalancer") or {}).get("ingress") or ()):
+        ip, hostname = entry.get("ip") or "", entry.get("hostname") or ""
+        if ip and not _is_ip(ip):
+            detail = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+            errs.append(invalid(path.index(i).child("ip"), ip, detail))
+        if hostname:
+            host_path = path.index(i).child("hostname")
+            errs += [
+                invalid(host_path, hostname, m) for m in validation.is_dns1123_subdomain(hostname)
+            ]
+            if _is_ip(hostname):
+                errs.append(invalid(host_path, hostname, "must be a DNS name, not an IP address"))
+    return errs
+
+
+# --- strategy -------------------------------------------------------------------------------
+
+
+class IngressStrategy(Strategy):
+    """Upstream ``ingressStrategy``: generation and a status subresource.
+
+    Not modelled: the relaxed rules upstream keeps for objects that already had
+    invalid TLS secret names or wildcard-host rules.
+    """
+
+    has_generation = True
+    has_status = True
+
+    def prepare_for_create(self, obj: Object) -> None:
+        obj["status"] = {"loadBalancer": {}}  # the zero IngressStatus, as Go serialises it
+
+    def validate(self, obj: Object) -> list[FieldError]:
+        return validate_ingress_spec(obj.get("spec") or {}) + validate_ingress_class_annotation(obj)
+
+    def validate_update(self, new: Object, old: Object) -> list[FieldError]:
+        return validate_ingress_spec(new.get("spec") or {})
+
+    def validate_subresource_update(
+        self, subresource: str, new: Object, old: Object
+    ) -> list[FieldError]:
+        return validate_load_balancer_status(new.get("status") or {})
+
+
+# --- resource -------------------------------------------------------------------------------
+
+
+def _spec_of(obj: Object) -> Object:
+    return obj.get("spec") or {}
+
+
+def hosts_cell(obj: Object) -> str:
+    """``formatHosts``: the first three rule hosts, ``*`` when none is set."""
+    rules: list[Any] = _spec_of(obj).get("rules") or []
+    hosts: list[str] = []
+    more = False
+    for rule in rules:
+        more = more or len(hosts) == 3
+        if not more and rule.get("host"):
+            hosts.append(rule["host"])
+    if not hosts:
+        return "*"
+    text = ",".join(hosts)
+    return f"{text} + {len(rules) - 3} more..." if more else text
+
+
+def address_cell(obj: Object) -> str:
+    """``ingressLoadBalancerStatusStringer``: distinct IPs or hostnames, sorted, clipped."""
+    entries = ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") or ()
+    addresses = sorted({e.get("ip") or e.get("hostname") for e in entries} - {None, ""})
+    text = ",".join(addresses)
+    if len(text) > _LOAD_BALANCER_WIDTH:
+        text = text[: _LOAD_BALANCER_WIDTH - 3] + "..."
+    return text
+
+
+def resources() -> list[Resource]:
+    """The networking.k8s.io resources this module defines."""
+    return [
+        Resource(
+            group="networking.k8s.io",
+            kind="Ingress",
+            plural="ingresses",
+            singular="ingress",
+            namespaced=True,
+            versions={
+                "v1": ResourceVersion("v1", IngressV1, Lifecycle(introduced=Version(1, 19))),
+                "v1beta1": ResourceVersion(
+                    "v1beta1",
+                    IngressV1beta1,
+                    Lifecycle(
+                        introduced=Version(1, 14),
+                        deprecated=Version(1, 19),
+                        removed=Version(1, 22),
+                        replacement=GroupVersionKind("networking.k8s.io", "v1", "Ingress"),
+                    ),
+                    default_v1beta1,
+                    to_hub=v1beta1_to_hub,
+                    from_hub=hub_to_v1beta1,
+                ),
+            },
+            hub_version="v1",
+            storage_version="v1",
+            strategy=IngressStrategy(),
+            short_names=("ing",),
+            subresources=("status",),
+            # Upstream's storage factory keys ingresses by the singular.
+            storage_resource="ingress",
+            columns=(
+                NAME,
+                Column(
+                    "Class",
+                    "string",
+                    "The name of the IngressClass resource that should be used for additional "
+                    "configuration",
+                    lambda o: _spec_of(o).get("ingressClassName") or "<none>",
+                ),
+                Column(
+                    "Hosts",
+                    "string",
+                    "Hosts that incoming requests are matched against before the ingress rule",
+                    hosts_cell,
+                ),
+                Column(
+                    "Address",
+                    "string",
+                    "Address is a list containing ingress points for the load-balancer",
+                    address_cell,
+                ),
+                Column(
+                    "Ports",
+                    "string",
+                    "Ports of TLS configurations that open",
+                    lambda o: "80, 443" if _spec_of(o).get("tls") else "80",
+                ),
+                AGE,
+            ),
+        )
+    ]
