@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -301,3 +302,29 @@ def test_strategic_merge_patch_is_unsupported(
         "the body of the request was in an unknown format - accepted media types include: "
         "application/json-patch+json, application/merge-patch+json"
     )
+
+
+def test_kubectl_apply_updates_a_custom_resource(
+    kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path
+) -> None:
+    """kubectl reads the PATCH types from OpenAPI: for custom resources, no strategic merge."""
+    obj = crontab("applied", replicas=1)
+    assert kubectl.ok("-n", namespace, "apply", "-f", write(tmp_path, "a.yaml", obj)).out_lines == [
+        "crontab.stable.example.com/applied created"
+    ]
+    obj["spec"]["replicas"] = 4
+    again = kubectl.ok("-n", namespace, "apply", "-f", write(tmp_path, "a.yaml", obj))
+    assert again.out_lines == ["crontab.stable.example.com/applied configured"]
+    assert kubectl.json("-n", namespace, "get", "crontab", "applied")["spec"]["replicas"] == 4
+
+
+def test_default_columns_show_the_age(
+    kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path
+) -> None:
+    """A version without printer columns gets NAME and AGE; the server renders the age."""
+    kubectl.ok("-n", namespace, "create", "-f", write(tmp_path, "g.yaml", crontab("aged")))
+    result = kubectl.run("-n", namespace, "get", "crontabs.v1beta1.stable.example.com")
+    assert result.returncode == 0, str(result)
+    header, row = result.out_lines
+    assert header.split() == ["NAME", "AGE"]
+    assert re.fullmatch(r"aged\s+\d+s", row), row

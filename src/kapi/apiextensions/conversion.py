@@ -20,6 +20,9 @@ class NoneConverter:
     async def convert(self, objects: list[Object], api_version: str) -> list[Object]:
         return [{**obj, "apiVersion": api_version} for obj in objects]
 
+    async def convert_object(self, obj: Object, api_version: str) -> Object:
+        return {**obj, "apiVersion": api_version}
+
 
 def converter_for(crd: Object, clients: WebhookClientManager) -> ObjectConverter:
     """The converter a CRD's ``spec.conversion`` asks for (validated before it gets here)."""

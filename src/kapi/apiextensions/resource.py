@@ -17,7 +17,7 @@ from kapi.apiextensions.jsonpath import JSONPath
 from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
 from kapi.apimachinery.field import Path
 from kapi.apis.meta import ObjectMeta
-from kapi.registry.tables import AGE, NAME, Column
+from kapi.registry.tables import AGE, NAME, Column, since
 from kapi.runtime import pruning
 from kapi.runtime.schema import Field, Struct
 from kapi.runtime.scheme import Object, Resource, ResourceVersion, version_priority_key
@@ -160,7 +160,7 @@ def _columns(definitions: list[Object]) -> tuple[Column, ...]:
 
 
 def _date_column(name: str, description: str, path: str, priority: int) -> Column:
-    """A ``date`` column's cell is the timestamp; kubectl shows it as an age."""
+    """A ``date`` column's cell is the age of its timestamp, computed by the server (upstream)."""
     return Column(name, "date", description, _cell(JSONPath(path), "date"), priority=priority)
 
 
@@ -169,6 +169,11 @@ def _cell(path: JSONPath, type_: str) -> Any:
         value = path.first(obj)
         if value is None:
             return None
+        if type_ == "date" and isinstance(value, str):
+            try:
+                return since(value)
+            except ValueError:  # not a metav1.Time: shown as it is
+                return value
         if type_ == "string" and not isinstance(value, str):
             return (
                 str(value) if not isinstance(value, dict | list) else orjson.dumps(value).decode()

@@ -81,9 +81,7 @@ class CustomResourceStrategy(Strategy):
 
     def validate(self, obj: Object) -> list[FieldError]:
         errs = self.schema.validate(obj)
-        if self.cel is not None:
-            errs += self.cel.validate(obj)
-        return errs + self._scale_errors(obj)
+        return errs + self._rule_errors(errs, obj, None) + self._scale_errors(obj)
 
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
         result = self.schema.validate_update(new, old)
@@ -92,9 +90,23 @@ class CustomResourceStrategy(Strategy):
             request = current_request()
             for text in result.warnings:
                 request.add_warning(text)
-        if self.cel is not None:
-            errs += self.cel.validate(new, old)
-        return errs + self._scale_errors(new)
+        return errs + self._rule_errors(errs, new, old) + self._scale_errors(new)
+
+    def _rule_errors(
+        self, schema_errors: list[FieldError], new: Object, old: Object | None
+    ) -> list[FieldError]:
+        """CEL rules, unless the object is too broken for them to be meaningful (upstream).
+
+        A wrong type, a missing required field, an unsupported value or an
+        oversized value would make rules fail for the wrong reason; upstream
+        then skips them and says so.
+        """
+        if self.cel is None:
+            return []
+        if any(e.type in _BLOCKING for e in schema_errors):
+            # Upstream passes an untyped nil, which Go prints as the quoted string "null".
+            return [field.invalid(None, "null", _RULES_SKIPPED)]
+        return self.cel.validate(new, old)
 
     def validate_subresource_update(
         self, subresource: str, new: Object, old: Object
@@ -110,9 +122,25 @@ class CustomResourceStrategy(Strategy):
             value = ScaleSpec.get(obj, path)
             if value is None:
                 continue
-            at = Path(*path.lstrip(".").split("."))
+            # Upstream names the field by the JSON path itself (".spec.replicas").
             if isinstance(value, bool) or not isinstance(value, int):
-                errs.append(field.invalid(at, value, "must be an integer"))
+                errs.append(field.invalid(Path(path), value, "should be an integer"))
             elif value < 0:
-                errs.append(field.invalid(at, value, "must be greater than or equal to 0"))
+                errs.append(field.invalid(Path(path), value, "should be a non-negative integer"))
         return errs
+
+
+#: Schema errors after which CEL rules are not run (upstream ``hasBlockingErr``).
+_BLOCKING = frozenset(
+    {
+        field.ErrorType.TYPE_INVALID,
+        field.ErrorType.REQUIRED,
+        field.ErrorType.NOT_SUPPORTED,
+        field.ErrorType.TOO_LONG,
+        field.ErrorType.TOO_MANY,
+    }
+)
+_RULES_SKIPPED = (
+    "some validation rules were not checked because the object was invalid; "
+    "correct the existing errors to complete validation"
+)

@@ -124,6 +124,22 @@ class OpenAPIService:
         }
 
 
+def _patch_types(resource: Resource, version: str) -> tuple[str, ...]:
+    """PATCH bodies a version accepts: kubectl only sends strategic merge where listed."""
+    if resource.versions[version].schema is None:  # custom resources merge by JSON rules
+        return (
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/apply-patch+yaml",
+        )
+    return (
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+        "application/apply-patch+yaml",
+    )
+
+
 def _custom_definition_name(resource: Resource, version: str) -> str:
     """Upstream names a custom resource's schema by its reversed group: ``com.example.v1.Kind``."""
     return ".".join([*reversed(resource.group.split(".")), version, resource.kind])
@@ -211,13 +227,7 @@ def _paths(resource: Resource, version: str, definition: str) -> Object:
                 **op("patch", "patch", ref, with_body=True),
                 "requestBody": {
                     "content": {
-                        t: {"schema": {"type": "object"}}
-                        for t in (
-                            "application/json-patch+json",
-                            "application/merge-patch+json",
-                            "application/strategic-merge-patch+json",
-                            "application/apply-patch+yaml",
-                        )
+                        t: {"schema": {"type": "object"}} for t in _patch_types(resource, version)
                     },
                     "required": True,
                 },

@@ -118,12 +118,17 @@ class Store:
     # -- encoding --------------------------------------------------------------------
 
     async def decode(self, kv: KeyValue) -> Object:
-        """A stored value as a hub object, with its resourceVersion set from the revision."""
-        return (await self.decode_many([kv]))[0]
+        """A stored value as a hub object, with its resourceVersion set from the revision.
 
-    async def decode_many(self, kvs: Sequence[KeyValue]) -> list[Object]:
+        A custom resource converts as one object (not a list of one), so a
+        conversion webhook's failure names the stored object's version and kind.
+        """
+        return (await self.decode_many([kv], single=True))[0]
+
+    async def decode_many(self, kvs: Sequence[KeyValue], *, single: bool = False) -> list[Object]:
         """Stored values as hub objects; values in another version convert in one batch.
 
+        ``single``: the values are one object read on its own (see :meth:`decode`).
         A custom resource written before its storage version changed is still
         stored in the old version, as upstream: it converts on every read.
         """
@@ -133,7 +138,9 @@ class Store:
         converter = self.resource.converter
         if converter is not None:
             stale = [i for i, o in enumerate(objs) if o.get("apiVersion") != self._hub_api_version]
-            if stale:
+            if single and stale:
+                objs = [await converter.convert_object(objs[0], self._hub_api_version)]
+            elif stale:
                 converted = await converter.convert([objs[i] for i in stale], self._hub_api_version)
                 for i, obj in zip(stale, converted, strict=True):
                     objs[i] = obj
@@ -154,7 +161,7 @@ class Store:
             stored = deep_copy(obj)
             converter = self.resource.converter
             if converter is not None:
-                stored = (await converter.convert([stored], self._storage_api_version))[0]
+                stored = await converter.convert_object(stored, self._storage_api_version)
             else:
                 stored = await self.scheme.from_hub(self.resource, stored, self._storage_version)
             stored.get("metadata", {}).pop("resourceVersion", None)

@@ -291,6 +291,33 @@ def undeclared_fields(
     return "\n".join(errors)
 
 
+def _return_type(program: Any, expr: checked.CheckedExpr, schema: dict[str, Any]) -> Any:
+    """The checker's result type, or the declared type of a plain ``self.a.b`` selection.
+
+    Objects are declared to cel-expr-python as ``map(string, dyn)``, so the
+    checker types ``self.replicas`` as ``dyn`` where upstream, which declares
+    every property, knows it is an ``int`` and rejects it as a rule or
+    messageExpression result.  The property's schema gives that type back
+    for the common shape of a bare selection; other expressions stay ``dyn``.
+    """
+    found = program.return_type()
+    if found != T.DYN:
+        return found
+    names: list[str] = []
+    node = expr.root
+    while node.kind == checked.SELECT and node.operand is not None and not node.test_only:
+        names.append(node.name)
+        node = node.operand
+    if not names or node.kind != checked.IDENT or node.name != SELF:
+        return found
+    selected = schema
+    for name in reversed(names):
+        if not _closed_object(selected) or name not in selected["properties"]:
+            return found
+        selected = selected["properties"][name]
+    return cel_type(selected)
+
+
 # --- compiled rules ------------------------------------------------------------------------
 
 
@@ -401,12 +428,12 @@ def compile_node(
         except RuntimeError as e:
             errs.append(invalid_rule(p.child("rule"), rule, "compilation failed: " + _issues(e)))
             continue
-        if program.return_type() not in (T.BOOL, T.DYN):
+        ast = checked.decode(program.serialize())
+        if _return_type(program, ast, schema) not in (T.BOOL, T.DYN):
             errs.append(
                 invalid_rule(p.child("rule"), rule, "cel expression must evaluate to a bool")
             )
             continue
-        ast = checked.decode(program.serialize())
         undefined = undeclared_fields(ast, text, schema, is_root)
         if undefined:
             errs.append(invalid_rule(p.child("rule"), rule, "compilation failed: " + undefined))
@@ -448,7 +475,8 @@ def compile_node(
                     )
                 )
                 continue
-            if message_program.return_type() not in (T.STRING, T.DYN):
+            message_ast = checked.decode(message_program.serialize())
+            if _return_type(message_program, message_ast, schema) not in (T.STRING, T.DYN):
                 errs.append(
                     invalid_rule(
                         p.child("messageExpression"),
@@ -457,7 +485,6 @@ def compile_node(
                     )
                 )
                 continue
-            message_ast = checked.decode(message_program.serialize())
             mcost = _static_cost(message_ast, schema) * factor
             if mcost > cost.STATIC_ESTIMATED_COST_LIMIT:
                 errs.append(
