@@ -1,4 +1,5 @@
-"""The ``kapi`` command: ``serve`` runs the API server, ``kubeconfig`` prints how to reach it."""
+"""The ``kapi`` command: ``serve`` runs the API server, ``kubeconfig`` prints how to reach it,
+and kubectl-like commands (``get``, ``apply``, ``explain``, ...) talk to it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from kapi.cli import kubeconfig
+from kapi.cli import commands, kubeconfig
 from kapi.features import FeatureGate
 from kapi.server import ServerConfig, serve
 from kapi.version import DEFAULT_VERSION, Version
@@ -74,7 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     _serve_parser(sub)
     kc = sub.add_parser("kubeconfig", help="print the kubeconfig of a server's data dir")
     kc.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    commands.register(parser, sub)
     args = parser.parse_args(argv)
+    code = commands.run(args)
+    if code is not None:
+        return code
     if args.command == "kubeconfig":
         path = kubeconfig.path_for(args.data_dir)
         if not path.exists():

@@ -168,11 +168,14 @@ class Resource(Generic[T_co, W_co]):
         field_selector: str | None = None,
         allow_bookmarks: bool = False,
         timeout_seconds: int | None = None,
+        accept: str | None = None,
     ) -> W_co:
         """Stream :class:`~kapi.client.watch.WatchEvent` values until the server ends the watch.
 
         An ERROR event raises its typed error: ``GoneError`` when ``resource_version``
         is too old, the cue to list again and watch from the list's version.
+        ``accept`` asks for another representation of the event objects, such as
+        the ``meta.k8s.io`` Table that ``kapi get -w`` prints.
         """
         params = {
             "watch": True,
@@ -182,7 +185,8 @@ class Resource(Generic[T_co, W_co]):
             "allowWatchBookmarks": allow_bookmarks or None,
             "timeoutSeconds": timeout_seconds,
         }
-        return self._client._watch(Request.build("GET", self._collection(namespace), params))
+        request = Request.build("GET", self._collection(namespace), params, accept=accept)
+        return self._client._watch(request)
 
     def _send(
         self,

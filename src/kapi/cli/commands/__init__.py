@@ -1,0 +1,31 @@
+"""kubectl-like commands on :mod:`kapi.client`: ``get``, ``apply``, ``explain`` and the rest.
+
+Each module registers its sub-commands; :func:`register` adds them all to the
+``kapi`` parser with the global flags of
+:func:`~kapi.cli.commands.session.add_global_flags`, and :func:`run` runs the
+parsed one through :func:`~kapi.cli.commands.session.run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kapi.cli.commands import apply, delete, describe, discovery, explain, get, patch, session
+
+_MODULES = (get, describe, apply, patch, delete, discovery, explain)
+
+
+def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the global flags to the ``kapi`` parser and every command to its sub-commands."""
+    session.add_global_flags(parser, defaults=True)
+    command_flags = argparse.ArgumentParser(add_help=False)
+    session.add_global_flags(command_flags, defaults=False)
+    parents = [command_flags]
+    for module in _MODULES:
+        module.register(sub, parents)
+
+
+def run(args: argparse.Namespace) -> int | None:
+    """The exit code of the parsed command, or None when it is not one of these."""
+    command = getattr(args, "command_run", None)
+    return None if command is None else session.run(command, args)
