@@ -12,12 +12,12 @@ changes nothing, no request is sent and the line says ``unchanged``.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from kapi.cli.commands.manifests import Object, each_manifest
 from kapi.cli.commands.resources import ResourceInfo
 from kapi.cli.commands.session import Session
 from kapi.client import NotFoundError
+from kapi.runtime.patch import merge_patch
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
@@ -64,16 +64,3 @@ def apply(session: Session, args: argparse.Namespace) -> None:
         return "configured"
 
     each_manifest(session, args.filename, "apply", "applying", act)
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: what the server makes of ``target`` under merge patch ``patch``."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
