@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,6 +32,9 @@ class Attributes:
     #: The stored object for UPDATE and DELETE.
     old_object: Object | None
     dry_run: bool
+    #: Validates the object again; mutating admission calls it after changing the object,
+    #: since upstream validates after mutating admission and a webhook may break the object.
+    revalidate: Callable[[], None] | None = None
 
 
 class AdmissionPlugin(Protocol):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kapi.apis import (
+    admissionregistration_v1,
     apiextensions_v1,
     batch,
     coordination_v1,
@@ -20,6 +21,7 @@ def builtin_resources() -> list[Resource]:
     return [
         *core_v1.resources(),
         *core_v1_endpoints.resources(),
+        *admissionregistration_v1.resources(),
         *apiextensions_v1.resources(),
         *batch.resources(),
         *coordination_v1.resources(),

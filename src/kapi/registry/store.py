@@ -646,8 +646,32 @@ class Store:
                 object=obj,
                 old_object=old,
                 dry_run=dry_run,
+                revalidate=None if obj is None else lambda: self._revalidate(obj, old, subresource),
             )
         )
+
+    def _revalidate(self, obj: Object, old: Object | None, subresource: str) -> None:
+        """Validate an object again after mutating admission changed it."""
+        metadata = obj.get("metadata") or {}
+        sub_strategy = self.subresource_strategies.get(subresource) if subresource else None
+        if old is None:
+            errs = self.strategy.validate(obj)
+        elif sub_strategy is not None:
+            errs = sub_strategy.validate_update(obj, old)
+        else:
+            errs = self.strategy.validate_update(obj, old)
+        if old is not None:
+            errs += validation.validate_object_meta_update(metadata, old["metadata"], METADATA)
+        errs += validation.validate_object_meta(
+            metadata,
+            namespaced=self.resource.namespaced,
+            name_validator=self.strategy.validate_name,
+            path=METADATA,
+        )
+        if errs:
+            raise errors.invalid(
+                self.resource.kind, self.resource.group, metadata.get("name", ""), errs
+            )
 
     def _warn(self, warnings: list[str]) -> None:
         if warnings:
