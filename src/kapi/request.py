@@ -41,6 +41,8 @@ class RequestInfo:
 class RequestContext:
     info: RequestInfo
     user: str = "system:anonymous"
+    #: The user's groups (the audit policy's ``userGroups`` match them); anonymous until authn.
+    groups: tuple[str, ...] = ("system:unauthenticated",)
     #: Collects the warnings written as the response's ``Warning`` headers.
     warning_recorder: WarningRecorder = field(default_factory=WarningRecorder)
     audit_annotations: dict[str, str] = field(default_factory=dict)

@@ -22,9 +22,15 @@ import uvicorn
 from kapi import version as kversion
 from kapi.admission.chain import AdmissionChain
 from kapi.admission.namespace_lifecycle import NamespaceLifecycle
+from kapi.admission.webhook import (
+    MutatingWebhookAdmission,
+    ValidatingWebhookAdmission,
+    WebhookSource,
+)
 from kapi.apiextensions.controller import CRDController
 from kapi.apiextensions.resource import custom_resource
 from kapi.apis import builtin_resources
+from kapi.audit import Auditor
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
 from kapi.endpoints.app import APIServerApp
 from kapi.endpoints.health import HealthChecks
@@ -55,6 +61,13 @@ class ServerConfig:
     bookmark_interval: float = 60.0
     #: Compact storage history older than this many seconds, every this many seconds.
     compaction_interval: float = 300.0
+    #: Audit log (upstream's ``--audit-*`` flags): off unless a log path is given; ``-`` is
+    #: standard output.  Rotation sizes are in megabytes (0: lumberjack's 100), age in days.
+    audit_log_path: str = ""
+    audit_policy_file: str = ""
+    audit_log_maxsize: int = 0
+    audit_log_maxbackup: int = 0
+    audit_log_maxage: int = 0
 
 
 class APIServer:
@@ -70,11 +83,26 @@ class APIServer:
         self._version_stores: dict[tuple[str, str, str], Store] = {}
         self._crds: dict[str, dict[str, Any]] = {}
         self.webhook_clients = WebhookClientManager()
-        self.admission = AdmissionChain([NamespaceLifecycle(self)])
+        self.webhook_source = WebhookSource()
+        self.admission = AdmissionChain(
+            [
+                NamespaceLifecycle(self),
+                MutatingWebhookAdmission(self, self.webhook_source),
+                ValidatingWebhookAdmission(self, self.webhook_source),
+            ]
+        )
         self.health = {
             kind: HealthChecks(kind, self.metrics) for kind in ("healthz", "livez", "readyz")
         }
         self.openapi = OpenAPIService(self.scheme)
+        #: ``None`` when auditing is off: the handler chain then does no audit work.
+        self.audit = Auditor.from_flags(
+            config.audit_log_path,
+            config.audit_policy_file,
+            config.audit_log_maxsize,
+            config.audit_log_maxbackup,
+            config.audit_log_maxage,
+        )
         self.address = f"{config.bind_address}:{config.port}"
         self._tasks: list[asyncio.Task[Any]] = []
         self._post_start_done: set[str] = set()
@@ -86,6 +114,8 @@ class APIServer:
 
     async def start(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.audit is not None:
+            self.audit.start()
         self.storage = SQLiteStorage(
             self.config.data_dir / "kapi.db", synchronous=self.config.sqlite_synchronous
         )
@@ -97,6 +127,7 @@ class APIServer:
         self._post_start_done.add("start-system-namespaces-controller")
         self._spawn(NamespaceController(self).run())
         self._spawn(CRDController(self).run())
+        self._spawn(self.webhook_source.run(self.stores))
         self._spawn(self._compact_periodically())
         self._post_start_done.add("start-kapi-controllers")
         # Everything allocated so far lives as long as the server: keep it out of the
@@ -115,6 +146,9 @@ class APIServer:
         await self.webhook_clients.aclose()
         if self.storage is not None:
             await self.storage.close()
+        if self.audit is not None:
+            # Last: every request served before shutdown has its events written.
+            await asyncio.to_thread(self.audit.close)
 
     def _spawn(self, coro: Any) -> None:
         self._tasks.append(asyncio.create_task(coro))

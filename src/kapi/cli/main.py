@@ -66,6 +66,37 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="seconds between compactions of storage history older than one interval "
         "(default 300, as kube-apiserver's --etcd-compaction-interval)",
     )
+    p.add_argument(
+        "--audit-log-path",
+        default="",
+        help="if set, requests are logged to this file as audit.k8s.io/v1 Event JSON lines; "
+        "'-' means standard out",
+    )
+    p.add_argument(
+        "--audit-policy-file",
+        default="",
+        help="path to the audit.k8s.io/v1 Policy deciding what is logged (none: nothing is)",
+    )
+    p.add_argument(
+        "--audit-log-maxsize",
+        type=int,
+        default=0,
+        help="the maximum size in megabytes of the audit log file before it gets rotated "
+        "(0: 100)",
+    )
+    p.add_argument(
+        "--audit-log-maxbackup",
+        type=int,
+        default=0,
+        help="the maximum number of old audit log files to retain (0: all)",
+    )
+    p.add_argument(
+        "--audit-log-maxage",
+        type=int,
+        default=0,
+        help="the maximum number of days to retain old audit log files based on the "
+        "timestamp encoded in their filename (0: forever)",
+    )
     p.add_argument("--v", "-v", dest="verbosity", type=int, default=0, help="log verbosity")
 
 
@@ -116,12 +147,39 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         sqlite_synchronous=args.sqlite_synchronous,
         bookmark_interval=args.watch_bookmark_interval,
         compaction_interval=args.compaction_interval,
+        audit_log_path=args.audit_log_path,
+        audit_policy_file=args.audit_policy_file,
+        audit_log_maxsize=args.audit_log_maxsize,
+        audit_log_maxbackup=args.audit_log_maxbackup,
+        audit_log_maxage=args.audit_log_maxage,
     )
+    audit_error = _audit_config_error(args)
+    if audit_error:
+        print(f"Error: {audit_error}", file=sys.stderr)
+        return 1
     path = kubeconfig.write(config.data_dir, f"http://{_host(args.bind_address)}:{port}")
     print(f"kapi serving on http://{_host(args.bind_address)}:{port}", flush=True)
     print(f"kubeconfig written to {path}", flush=True)
     serve(config)
     return 0
+
+
+def _audit_config_error(args: argparse.Namespace) -> str:
+    """Upstream's start-up checks of the audit flags, with its messages (empty: all good)."""
+    if not args.audit_log_path:
+        return ""
+    for flag in ("maxage", "maxbackup", "maxsize"):
+        value = getattr(args, f"audit_log_{flag}")
+        if value < 0:
+            return f"--audit-log-{flag} {value} can't be a negative number"
+    if args.audit_policy_file:
+        from kapi.audit import PolicyError, load_policy_file
+
+        try:
+            load_policy_file(args.audit_policy_file)
+        except PolicyError as exc:
+            return str(exc)
+    return ""
 
 
 def _host(address: str) -> str:

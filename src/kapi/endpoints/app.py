@@ -79,6 +79,8 @@ class APIServerApp:
         info = parse_request_info(request.method, request.path, query.get("watch") in ("1", "true"))
         context = RequestContext(info)
         bind(context)
+        auditor = self.server.audit
+        audit = auditor.begin(request, info, context) if auditor is not None else None
         try:
             if info.is_resource_request:
                 response = await self._resource(request, info)
@@ -90,9 +92,14 @@ class APIServerApp:
                 response.headers.append((b"retry-after", b"1"))
         except Exception as exc:
             log.exception("internal error serving %s %s", request.method, request.path)
+            if audit is not None:
+                audit.panic(exc)
             err = errors.internal_error(exc)
             response = Response(err.code, orjson.dumps(err.status))
-        await send_response(send, response, warning_headers(context.warning_recorder), receive)
+        if audit is None:
+            await send_response(send, response, warning_headers(context.warning_recorder), receive)
+        else:
+            await audit.respond(send, response, warning_headers(context.warning_recorder), receive)
         self.metrics.observe(
             info,
             request.method,
