@@ -62,7 +62,10 @@ def new_warning_header(code: int, agent: str, text: str) -> bytes | None:
         ch in '\\"' or ch in GO_WHITESPACE or is_control(ch) for ch in agent
     ):
         return None
-    if not is_valid_utf8(text) or any(is_control(ch) for ch in text):
+    # Printable ASCII, nearly every warning, can hold neither: skip the per-character scan.
+    if not (text.isascii() and text.isprintable()) and (
+        not is_valid_utf8(text) or any(is_control(ch) for ch in text)
+    ):
         return None
     quoted = text.replace("\\", "\\\\").replace('"', '\\"')
     return f'{code:03d} {agent} "{quoted}"'.encode()

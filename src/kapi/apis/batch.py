@@ -199,6 +199,33 @@ def validate_cronjob_spec(spec: Object, *, allow_tz_in_schedule: bool) -> list[F
     return errs
 
 
+# --- warnings (``WarningsOnCreate`` / ``WarningsOnUpdate`` of the cronjob strategy) ------------
+
+NAME_NOT_DNS_LABEL_WARNING = (
+    "metadata.name: this is used in Pod names and hostnames, which can result in surprising "
+    "behavior; a DNS label is recommended: "
+)
+#: Upstream names the field ``spec.spec.schedule`` in this text (``field.NewPath("spec",
+#: "spec", "schedule")``); clients may match on it, so the slip is kept.
+TZ_IN_SCHEDULE_WARNING = (
+    "cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see "
+    "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"
+)
+
+
+def cronjob_name_warnings(obj: Object) -> list[str]:
+    """A name that is valid but not a DNS label (dots, say) makes odd pod hostnames."""
+    messages = validation.is_dns1123_label(obj.get("metadata", {}).get("name") or "")
+    if not messages:
+        return []
+    return [NAME_NOT_DNS_LABEL_WARNING + "[" + " ".join(messages) + "]"]  # Go's %v of []string
+
+
+def cronjob_schedule_warnings(obj: Object) -> list[str]:
+    """TZ in a schedule is rejected on create but kept on objects that had it: warn on those."""
+    return [TZ_IN_SCHEDULE_WARNING] if "TZ" in (_spec_of(obj).get("schedule") or "") else []
+
+
 def validate_cronjob_name(obj: Object) -> list[FieldError]:
     """Upstream's extra name rule: room for the suffix of the jobs a CronJob creates."""
     name = obj.get("metadata", {}).get("name") or ""
@@ -232,6 +259,12 @@ class CronJobStrategy(Strategy):
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
         had_tz = "TZ" in (_spec_of(old).get("schedule") or "")
         return validate_cronjob_spec(_spec_of(new), allow_tz_in_schedule=had_tz)
+
+    def warnings_on_create(self, obj: Object) -> list[str]:
+        return cronjob_name_warnings(obj)
+
+    def warnings_on_update(self, new: Object, old: Object) -> list[str]:
+        return cronjob_schedule_warnings(new)
 
 
 # --- resource -------------------------------------------------------------------------------

@@ -434,6 +434,20 @@ def validate_ingress_spec(spec: Object) -> list[FieldError]:
 INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 
 
+INGRESS_CLASS_ANNOTATION_WARNING = (
+    f'annotation "{INGRESS_CLASS_ANNOTATION}" is deprecated, '
+    "please use 'spec.ingressClassName' instead"
+)
+
+
+def ingress_class_annotation_warnings(obj: Object) -> list[str]:
+    """Upstream warns on create when only the legacy annotation names the class."""
+    annotations = obj.get("metadata", {}).get("annotations") or {}
+    if INGRESS_CLASS_ANNOTATION in annotations and _spec_of(obj).get("ingressClassName") is None:
+        return [INGRESS_CLASS_ANNOTATION_WARNING]
+    return []
+
+
 def validate_ingress_class_annotation(obj: Object) -> list[FieldError]:
     """On create, the legacy class annotation must agree with ``ingressClassName``."""
     annotations = obj.get("metadata", {}).get("annotations") or {}
@@ -485,6 +499,9 @@ class IngressStrategy(Strategy):
 
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
         return validate_ingress_spec(new.get("spec") or {})
+
+    def warnings_on_create(self, obj: Object) -> list[str]:
+        return ingress_class_annotation_warnings(obj)
 
     def validate_subresource_update(
         self, subresource: str, new: Object, old: Object

@@ -85,8 +85,9 @@ def _convert_selector(obj: Object, swaps: Swaps, strip: bool) -> None:
     selector = spec.get("selector") if isinstance(spec, dict) else None
     if not isinstance(selector, dict):
         return  # a nil selector (matches nothing in every version) stays nil
+    semantic = _semantic(selector)
     for match, replacement in swaps:
-        if _semantic(selector) == _semantic(match):
+        if semantic == _semantic(match):
             spec["selector"] = deep_copy(replacement)
             return
     if strip and selector.get("matchExpressions"):
@@ -105,8 +106,16 @@ def v1beta1_to_hub(obj: Object) -> Object:
 
 
 def hub_to_v1beta1(obj: Object) -> Object:
-    """``Convert_policy_PodDisruptionBudget_To_v1beta1_PodDisruptionBudget``."""
-    out = deep_copy(obj)
+    """``Convert_policy_PodDisruptionBudget_To_v1beta1_PodDisruptionBudget``.
+
+    Every read through v1beta1 converts, so only what may change is copied: the
+    object and its spec (``spec.selector`` is replaced, never edited in place
+    without ``strip``); the rest is shared with ``obj``, as the hub's own
+    version shares it with no copy at all.
+    """
+    out = dict(obj)
+    if isinstance(obj.get("spec"), dict):
+        out["spec"] = dict(obj["spec"])
     _convert_selector(out, _TO_V1BETA1, strip=False)
     return out
 

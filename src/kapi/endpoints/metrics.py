@@ -67,6 +67,7 @@ class APIServerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._children: dict[tuple[tuple[str, ...], int], tuple[Any, Any]] = {}
+        self._deprecated_recorded: set[tuple[str, str, str, str]] = set()
         self.requests = Counter(
             "apiserver_request_total",
             "Counter of apiserver requests broken out for each verb, dry run value, group, "
@@ -148,9 +149,11 @@ class APIServerMetrics:
         Only API coordinates are labels, never names or users: cardinality stays bounded
         by the deprecated routes (KEP-1693); audit annotations identify the callers.
         """
-        self.deprecated_apis.labels(
-            info.api_group, info.api_version, info.resource, info.subresource, removed_release
-        ).set(1)
+        labels = (info.api_group, info.api_version, info.resource, info.subresource)
+        if labels in self._deprecated_recorded:
+            return  # already 1, and never reset: skip prometheus_client's labels() look-up
+        self._deprecated_recorded.add(labels)
+        self.deprecated_apis.labels(*labels, removed_release).set(1)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

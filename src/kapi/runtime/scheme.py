@@ -8,6 +8,7 @@ endpoints convert between the hub and the version a request names.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -95,13 +96,22 @@ class Lifecycle:
         return self.deprecated is not None and self.deprecated <= at
 
     def warning(self, gvk: GroupVersionKind) -> str:
-        """Upstream's deprecation warning text for ``gvk`` (KEP-1693)."""
-        text = f"{gvk} is deprecated in v{self.deprecated}+"
-        if self.removed is not None:
-            text += f", unavailable in v{self.removed}+"
-        if self.replacement is not None:
-            text += f"; use {self.replacement}"
-        return text
+        """Upstream's deprecation warning text for ``gvk`` (KEP-1693).
+
+        Built once per kind and version: every request to a deprecated API asks.
+        """
+        return _deprecation_warning(self, gvk)
+
+
+@functools.cache
+def _deprecation_warning(lifecycle: Lifecycle, gvk: GroupVersionKind) -> str:
+    """The text of :meth:`Lifecycle.warning`; lifecycles and kinds are few and immutable."""
+    text = f"{gvk} is deprecated in v{lifecycle.deprecated}+"
+    if lifecycle.removed is not None:
+        text += f", unavailable in v{lifecycle.removed}+"
+    if lifecycle.replacement is not None:
+        text += f"; use {lifecycle.replacement}"
+    return text
 
 
 @dataclass

@@ -10,9 +10,19 @@ from __future__ import annotations
 
 import argparse
 
-from kapi.cli.commands import apply, delete, describe, discovery, explain, get, patch, session
+from kapi.cli.commands import (
+    apply,
+    delete,
+    deprecations,
+    describe,
+    discovery,
+    explain,
+    get,
+    patch,
+    session,
+)
 
-_MODULES = (get, describe, apply, patch, delete, discovery, explain)
+_MODULES = (get, describe, apply, patch, delete, discovery, explain, deprecations)
 
 
 def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,6 +36,13 @@ def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -
 
 
 def run(args: argparse.Namespace) -> int | None:
-    """The exit code of the parsed command, or None when it is not one of these."""
+    """The exit code of the parsed command, or None when it is not one of these.
+
+    A command that may run without a server (``deprecations`` on an audit log)
+    sets ``command_main`` and opens a session itself only when it needs one.
+    """
+    main = getattr(args, "command_main", None)
+    if main is not None:
+        return int(main(args))
     command = getattr(args, "command_run", None)
     return None if command is None else session.run(command, args)

@@ -1,0 +1,173 @@
+"""What a deprecation warning costs: the same GET on a deprecated and on a current version.
+
+KEP-1693 adds work to every request for a deprecated API: the ``Warning``
+header, the ``apiserver_requested_deprecated_apis`` gauge, the audit
+annotations.  Clients that have not migrated yet must not be slowed down for
+it, so the target is that a deprecated GET costs at most 5% more than the same
+GET on the replacement version.
+
+One ``kapi serve --emulated-version 1.24`` (where ``policy/v1beta1`` is served
+and deprecated), one PodDisruptionBudget, and wrk GETting it through
+``policy/v1beta1`` (with the warning) and through ``policy/v1`` (without),
+back to back in interleaved rounds (odd rounds in reverse order).  Server
+start, pinning, load generation and CPU accounting are ``run.py``'s.
+
+    python benchmarks/warnings_bench.py            # 5 rounds x 2 s, about 1 minute
+    python benchmarks/warnings_bench.py --quick    # 2 rounds x 1 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import run as bench
+
+EMULATED_VERSION = "1.24"
+NAMESPACE = "bench"
+PDB_NAME = "x"
+#: The most the deprecated GET may cost over the current one (ratio of rates at 16 clients).
+TARGET = 0.95
+WARNING = (
+    b'299 - "policy/v1beta1 PodDisruptionBudget is deprecated in v1.21+, unavailable in v1.25+; '
+    b'use policy/v1 PodDisruptionBudget"'
+)
+
+
+def pdb_path(version: str) -> str:
+    return f"/apis/policy/{version}/namespaces/{NAMESPACE}/poddisruptionbudgets/{PDB_NAME}"
+
+
+CURRENT = bench.Scenario("pdb_v1", "GET policy/v1", "kapi", "get", pdb_path("v1"))
+DEPRECATED = bench.Scenario("pdb_v1beta1", "GET policy/v1beta1", "kapi", "get", pdb_path("v1beta1"))
+
+
+def prepare(port: int) -> None:
+    """The namespace and the PDB, then a check that only the deprecated GET warns."""
+    client = bench.Client(port)
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+    client.call("POST", "/api/v1/namespaces", namespace, 201)
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": PDB_NAME},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    client.call("POST", f"/apis/policy/v1/namespaces/{NAMESPACE}/poddisruptionbudgets", pdb, 201)
+    for scenario, expected in ((CURRENT, []), (DEPRECATED, [WARNING])):
+        client.conn.request("GET", scenario.path)
+        response = client.conn.getresponse()
+        response.read()
+        warnings = [v.encode() for k, v in response.getheaders() if k.lower() == "warning"]
+        if (response.status, warnings) != (200, expected):
+            raise RuntimeError(f"{scenario.path}: {response.status} {warnings}")
+    client.conn.close()
+
+
+def measure(
+    loadgen: bench.LoadGenerator, server: bench.Server, rounds: int, duration: int
+) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    """Every round: both scenarios at every client count, in alternating order."""
+    plan = [(sc, clients) for clients in bench.CLIENTS for sc in (CURRENT, DEPRECATED)]
+    results: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for round_no in range(rounds):
+        line = []
+        for sc, clients in plan if round_no % 2 == 0 else plan[::-1]:
+            cpu_before, wall_before = bench.cpu_seconds(server.proc.pid), time.monotonic()
+            result = loadgen.run(sc, server.port, clients, duration, f"r{round_no}")
+            cpu = bench.cpu_seconds(server.proc.pid) - cpu_before
+            result["server_cpu"] = cpu / (time.monotonic() - wall_before)
+            result["us_per_req"] = cpu / result["requests"] * 1e6 if result["requests"] else 0.0
+            results.setdefault((sc.key, clients), []).append(result)
+            line.append(f"{sc.key}@{clients}={result['rps']:.0f}")
+        print(f"round {round_no + 1}/{rounds}: " + " ".join(line), flush=True)
+    return results
+
+
+def render(results: dict[tuple[str, int], list[dict[str, Any]]], rounds: int) -> str:
+    out = [
+        "",
+        f"{'workload':<22}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'srv CPU':>9}{'CPU us/req':>12}{'errors':>8}",
+    ]
+    for sc in (CURRENT, DEPRECATED):
+        for clients in bench.CLIENTS:
+            rs = results[(sc.key, clients)]
+
+            def median(key: str, rs: list[dict[str, Any]] = rs) -> float:
+                return float(statistics.median(r[key] for r in rs))
+
+            out.append(
+                f"{sc.label:<22}{clients:>8}{median('rps'):>10,.0f}{median('p50_ms'):>9.2f}"
+                f"{median('p99_ms'):>9.2f}{median('server_cpu'):>9.0%}"
+                f"{median('us_per_req'):>12,.0f}{sum(r['errors'] for r in rs):>8}"
+            )
+    out += [
+        "",
+        f"{'v1beta1 / v1 (median of rounds)':<34}{'clients':>8}{'req/s':>7}  "
+        f"{'rounds':<14}{'CPU-norm':>9}  verdict",
+    ]
+    for clients in bench.CLIENTS:
+        new, old = results[(CURRENT.key, clients)], results[(DEPRECATED.key, clients)]
+        rate = [old[r]["rps"] / new[r]["rps"] for r in range(rounds)]
+        cpu = [new[r]["us_per_req"] / old[r]["us_per_req"] for r in range(rounds)]
+        value = statistics.median(rate)
+        if clients == bench.TARGET_CLIENTS:
+            verdict = f"{'PASS' if value >= TARGET else 'FAIL'} (target >= {TARGET})"
+        else:
+            verdict = "info"
+        spread = f"{min(rate):.3f}..{max(rate):.3f}"
+        out.append(
+            f"{'GET deprecated / current':<34}{clients:>8}{value:>7.3f}  {spread:<14}"
+            f"{statistics.median(cpu):>9.3f}  {verdict}"
+        )
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=None, help="seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds (default 5; quick 2)")
+    parser.add_argument("--quick", action="store_true", help="2 rounds of 1s, no warm-up")
+    parser.add_argument("--pin", choices=("split", "none"), default="split", help="as run.py")
+    args = parser.parse_args(argv)
+    duration = args.duration or (1 if args.quick else 2)
+    rounds = args.rounds or (2 if args.quick else 5)
+    if shutil.which("wrk") is None:
+        sys.exit("wrk not found: apt-get install -y wrk")
+    split = args.pin == "split" and shutil.which("taskset") and (os.cpu_count() or 1) > 1
+    server_cpus, loadgen_cpus = ("0", "1") if split else (None, None)
+    loadgen = bench.LoadGenerator("wrk", loadgen_cpus)
+    with tempfile.TemporaryDirectory(prefix="kapi-warnings-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        cmd = [sys.executable, "-m", "kapi", "serve", "--data-dir", str(tmp / "data")]
+        cmd.append(f"--emulated-version={EMULATED_VERSION}")
+        server = bench.start_server("kapi", cmd, tmp, server_cpus)
+        try:
+            server.wait_ready("/readyz")
+            prepare(server.port)
+            print(
+                f"kapi at --emulated-version {EMULATED_VERSION}, {bench.wrk_version()}, "
+                f"pin: {'server on CPU 0, wrk on CPU 1' if split else 'none'}, "
+                f"{rounds} rounds x {duration}s",
+                flush=True,
+            )
+            if not args.quick:
+                for sc in (CURRENT, DEPRECATED):
+                    loadgen.run(sc, server.port, 16, 1, "warm")
+            results = measure(loadgen, server, rounds, duration)
+        finally:
+            server.stop()
+    print(render(results, rounds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
