@@ -7,10 +7,16 @@ it, so the target is that a deprecated GET costs at most 5% more than the same
 GET on the replacement version.
 
 One ``kapi serve --emulated-version 1.24`` (where ``policy/v1beta1`` is served
-and deprecated), one PodDisruptionBudget, and wrk GETting it through
-``policy/v1beta1`` (with the warning) and through ``policy/v1`` (without),
-back to back in interleaved rounds (odd rounds in reverse order).  Server
-start, pinning, load generation and CPU accounting are ``run.py``'s.
+and deprecated) and two pairs of GETs, back to back in interleaved rounds (odd
+rounds in reverse order):
+
+- one PodDisruptionBudget through ``policy/v1beta1`` (with the warning) and
+  ``policy/v1``: the built-in case, which also pays for the v1beta1 conversion;
+- one custom resource through a deprecated ``v1beta1`` and the current ``v1``
+  of a CRD with conversion strategy ``None``: the same object and work on both
+  versions, so the difference is what the warning itself costs.
+
+Server start, pinning, load generation and CPU accounting are ``run.py``'s.
 
     python benchmarks/warnings_bench.py            # 5 rounds x 2 s, about 1 minute
     python benchmarks/warnings_bench.py --quick    # 2 rounds x 1 s
@@ -19,6 +25,7 @@ start, pinning, load generation and CPU accounting are ``run.py``'s.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -45,8 +52,51 @@ def pdb_path(version: str) -> str:
     return f"/apis/policy/{version}/namespaces/{NAMESPACE}/poddisruptionbudgets/{PDB_NAME}"
 
 
+CR_GROUP = "bench.kapi.dev"
+CR_WARNING = b'299 - "bench.kapi.dev/v1beta1 Widget is deprecated; use bench.kapi.dev/v1 Widget"'
+
+
+def widget_path(version: str) -> str:
+    return f"/apis/{CR_GROUP}/{version}/namespaces/{NAMESPACE}/widgets/{PDB_NAME}"
+
+
 CURRENT = bench.Scenario("pdb_v1", "GET policy/v1", "kapi", "get", pdb_path("v1"))
 DEPRECATED = bench.Scenario("pdb_v1beta1", "GET policy/v1beta1", "kapi", "get", pdb_path("v1beta1"))
+CR_CURRENT = bench.Scenario("cr_v1", "GET widget v1", "kapi", "get", widget_path("v1"))
+CR_DEPRECATED = bench.Scenario(
+    "cr_v1beta1", "GET widget v1beta1", "kapi", "get", widget_path("v1beta1")
+)
+#: (current, deprecated) pairs; each deprecated GET must cost at most 5% more.
+PAIRS = ((CURRENT, DEPRECATED), (CR_CURRENT, CR_DEPRECATED))
+SCENARIOS = tuple(sc for pair in PAIRS for sc in pair)
+
+
+def widget_crd() -> dict[str, Any]:
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+    }
+    versions = [
+        {
+            "name": name,
+            "served": True,
+            "storage": name == "v1",
+            "schema": {"openAPIV3Schema": schema},
+        }
+        for name in ("v1", "v1beta1")
+    ]
+    versions[1]["deprecated"] = True
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{CR_GROUP}"},
+        "spec": {
+            "group": CR_GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": versions,
+        },
+    }
 
 
 def prepare(port: int) -> None:
@@ -61,7 +111,31 @@ def prepare(port: int) -> None:
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
     }
     client.call("POST", f"/apis/policy/v1/namespaces/{NAMESPACE}/poddisruptionbudgets", pdb, 201)
-    for scenario, expected in ((CURRENT, []), (DEPRECATED, [WARNING])):
+    crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    client.call("POST", crd_path, widget_crd(), 201)
+    widget = {"apiVersion": f"{CR_GROUP}/v1", "kind": "Widget", "metadata": {"name": PDB_NAME}}
+    deadline = time.monotonic() + 10
+    while True:  # the CRD is served once the controller has established it
+        client.conn.request(
+            "POST",
+            f"/apis/{CR_GROUP}/v1/namespaces/{NAMESPACE}/widgets",
+            body=json.dumps(widget),
+            headers={"content-type": "application/json"},
+        )
+        response = client.conn.getresponse()
+        response.read()
+        if response.status == 201:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"widget create: {response.status}")
+        time.sleep(0.05)
+    expectations = (
+        (CURRENT, []),
+        (DEPRECATED, [WARNING]),
+        (CR_CURRENT, []),
+        (CR_DEPRECATED, [CR_WARNING]),
+    )
+    for scenario, expected in expectations:
         client.conn.request("GET", scenario.path)
         response = client.conn.getresponse()
         response.read()
@@ -75,7 +149,7 @@ def measure(
     loadgen: bench.LoadGenerator, server: bench.Server, rounds: int, duration: int
 ) -> dict[tuple[str, int], list[dict[str, Any]]]:
     """Every round: both scenarios at every client count, in alternating order."""
-    plan = [(sc, clients) for clients in bench.CLIENTS for sc in (CURRENT, DEPRECATED)]
+    plan = [(sc, clients) for clients in bench.CLIENTS for sc in SCENARIOS]
     results: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for round_no in range(rounds):
         line = []
@@ -97,7 +171,7 @@ def render(results: dict[tuple[str, int], list[dict[str, Any]]], rounds: int) ->
         f"{'workload':<22}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}"
         f"{'srv CPU':>9}{'CPU us/req':>12}{'errors':>8}",
     ]
-    for sc in (CURRENT, DEPRECATED):
+    for sc in SCENARIOS:
         for clients in bench.CLIENTS:
             rs = results[(sc.key, clients)]
 
@@ -114,20 +188,21 @@ def render(results: dict[tuple[str, int], list[dict[str, Any]]], rounds: int) ->
         f"{'v1beta1 / v1 (median of rounds)':<34}{'clients':>8}{'req/s':>7}  "
         f"{'rounds':<14}{'CPU-norm':>9}  verdict",
     ]
-    for clients in bench.CLIENTS:
-        new, old = results[(CURRENT.key, clients)], results[(DEPRECATED.key, clients)]
-        rate = [old[r]["rps"] / new[r]["rps"] for r in range(rounds)]
-        cpu = [new[r]["us_per_req"] / old[r]["us_per_req"] for r in range(rounds)]
-        value = statistics.median(rate)
-        if clients == bench.TARGET_CLIENTS:
-            verdict = f"{'PASS' if value >= TARGET else 'FAIL'} (target >= {TARGET})"
-        else:
-            verdict = "info"
-        spread = f"{min(rate):.3f}..{max(rate):.3f}"
-        out.append(
-            f"{'GET deprecated / current':<34}{clients:>8}{value:>7.3f}  {spread:<14}"
-            f"{statistics.median(cpu):>9.3f}  {verdict}"
-        )
+    for current, deprecated in PAIRS:
+        for clients in bench.CLIENTS:
+            new, old = results[(current.key, clients)], results[(deprecated.key, clients)]
+            rate = [old[r]["rps"] / new[r]["rps"] for r in range(rounds)]
+            cpu = [new[r]["us_per_req"] / old[r]["us_per_req"] for r in range(rounds)]
+            value = statistics.median(rate)
+            if clients == bench.TARGET_CLIENTS:
+                verdict = f"{'PASS' if value >= TARGET else 'FAIL'} (target >= {TARGET})"
+            else:
+                verdict = "info"
+            spread = f"{min(rate):.3f}..{max(rate):.3f}"
+            out.append(
+                f"{deprecated.label + ' / current':<34}{clients:>8}{value:>7.3f}  {spread:<14}"
+                f"{statistics.median(cpu):>9.3f}  {verdict}"
+            )
     return "\n".join(out)
 
 
@@ -160,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             if not args.quick:
-                for sc in (CURRENT, DEPRECATED):
+                for sc in SCENARIOS:
                     loadgen.run(sc, server.port, 16, 1, "warm")
             results = measure(loadgen, server, rounds, duration)
         finally:

@@ -328,3 +328,25 @@ def test_default_columns_show_the_age(
     header, row = result.out_lines
     assert header.split() == ["NAME", "AGE"]
     assert re.fullmatch(r"aged\s+\d+s", row), row
+
+
+def test_custom_deprecation_warning_replaces_the_default(
+    kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path
+) -> None:
+    crd = copy.deepcopy(crontabs)
+    crd["spec"]["versions"][1]["deprecationWarning"] = "v1beta1 CronTabs go away in March"
+    kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", crd))
+    deadline = time.monotonic() + 10
+    while True:  # the controller reinstalls the CRD's resource after the update
+        result = kubectl.run("-n", namespace, "get", "crontabs.v1beta1.stable.example.com")
+        if result.err_lines != [DEPRECATED] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert result.returncode == 0, str(result)
+    assert result.err_lines == [
+        "Warning: v1beta1 CronTabs go away in March",
+        f"No resources found in {namespace} namespace.",
+    ]
+    assert kubectl.run("-n", namespace, "get", "crontabs.v1.stable.example.com").err_lines == [
+        f"No resources found in {namespace} namespace."
+    ]

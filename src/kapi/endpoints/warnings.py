@@ -23,6 +23,7 @@ Behaviour clients can observe follows upstream exactly:
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from dataclasses import dataclass
@@ -73,7 +74,7 @@ class WarningRecorder:
             self._ordered.append(_Recorded(agent, text))
             if self._truncating:
                 text = _truncate(text)
-            header = new_warning_header(WARNING_CODE, agent, text)
+            header = _header(agent, text)
             if header is None:
                 return
             if self._truncating or self._written + len(text) <= TRUNCATE_AT_TOTAL_RUNES:
@@ -90,7 +91,7 @@ class WarningRecorder:
         self._headers = []
         for recorded in self._ordered:
             text = _truncate(recorded.text)
-            header = new_warning_header(WARNING_CODE, recorded.agent, text)
+            header = _header(recorded.agent, text)
             if header is not None:
                 self._written += len(text)
                 self._headers.append(header)
@@ -109,6 +110,12 @@ class WarningRecorder:
         """The ``Warning`` response headers, in the order their warnings were added."""
         with self._lock:
             return [(b"warning", value) for value in self._headers]
+
+
+@functools.lru_cache(maxsize=1024)
+def _header(agent: str, text: str) -> bytes | None:
+    """The encoded header value; cached, since most warnings (deprecations) recur verbatim."""
+    return new_warning_header(WARNING_CODE, agent, text)
 
 
 def _truncate(text: str) -> str:
