@@ -460,6 +460,7 @@ async def _watch_stream(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     stopping = asyncio.ensure_future(scope.stopping.wait())
+    next_event: asyncio.Future[Any] | None = None
     try:
         while True:
             next_event = asyncio.ensure_future(anext(events))
@@ -469,10 +470,6 @@ async def _watch_stream(
                 return_when=asyncio.FIRST_COMPLETED,
             )
             if next_event not in done:
-                # Let the cancellation land before closing the generator it is running in.
-                next_event.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await next_event
                 return
             try:
                 event = next_event.result()
@@ -482,6 +479,12 @@ async def _watch_stream(
             yield orjson.dumps({"type": event.type, "object": obj}) + b"\n"
     finally:
         stopping.cancel()
+        if next_event is not None and not next_event.done():
+            # The generator is still running in this task (timeout, shutdown, or the
+            # client went away): let the cancellation land before closing it.
+            next_event.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await next_event
         await events.aclose()
 
 
