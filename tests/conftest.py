@@ -19,13 +19,18 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 def require_binary(name: str, path: str | None = None) -> str:
-    """A binary the test needs: in CI its absence fails the test instead of skipping it."""
-    found = path if path and os.access(path, os.X_OK) else shutil.which(name)
+    """A binary the test needs: in CI its absence fails the test instead of skipping it.
+
+    With ``path`` (a versioned kubectl), only that file will do: falling back to
+    whatever ``name`` is on PATH would quietly test another version.
+    """
+    wanted = path or name
+    found = (path if os.access(path, os.X_OK) else None) if path else shutil.which(name)
     if found:
         return found
     if IN_CI:
-        pytest.fail(f"{name} is required in CI but is not installed (scripts/test.sh installs it)")
-    pytest.skip(f"{name} is not installed")
+        pytest.fail(f"{wanted} is required in CI but is not installed")
+    pytest.skip(f"{wanted} is not installed")
     raise AssertionError("unreachable")
 
 
