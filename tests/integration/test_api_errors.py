@@ -352,6 +352,44 @@ def test_malformed_yaml(http: httpx.Client, namespace: str) -> None:
     assert status["message"].endswith(f"({body.hex()})"), status["message"]
 
 
+@pytest.mark.parametrize(
+    "content_type", ["application/merge-patch+json", "application/json-patch+json"]
+)
+def test_malformed_patch(http: httpx.Client, namespace: str, content_type: str) -> None:
+    create(http, namespace, configmap("patched", data={"a": "1"}))
+    with storage_unchanged(http, namespace):
+        response = http.patch(
+            f"{cm_path(namespace)}/patched",
+            content=b"{bad",
+            headers={"content-type": content_type},
+        )
+        assert_status(
+            response,
+            400,
+            "BadRequest",
+            "error decoding patch: invalid character 'b' looking for beginning of object key "
+            "string",
+        )
+
+
+def test_malformed_delete_options(http: httpx.Client, namespace: str) -> None:
+    create(http, namespace, configmap("kept"))
+    with storage_unchanged(http, namespace):
+        response = http.request(
+            "DELETE",
+            f"{cm_path(namespace)}/kept",
+            content=b"{bad",
+            headers={"content-type": "application/json"},
+        )
+        assert_status(
+            response,
+            400,
+            "BadRequest",
+            "couldn't get version/kind; json parse error: invalid character 'b' looking for "
+            "beginning of object key string",
+        )
+
+
 def test_yaml_body_is_accepted(http: httpx.Client, namespace: str) -> None:
     """The YAML decoder itself works, so the malformed case above is about the syntax."""
     body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  k: v\n"

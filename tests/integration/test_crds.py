@@ -350,3 +350,23 @@ def test_custom_deprecation_warning_replaces_the_default(
     assert kubectl.run("-n", namespace, "get", "crontabs.v1.stable.example.com").err_lines == [
         f"No resources found in {namespace} namespace."
     ]
+
+
+def test_malformed_scale_patch_is_a_bad_request(
+    kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path, kapi_server: KapiServer
+) -> None:
+    kubectl.ok(
+        "-n", namespace, "create", "-f", write(tmp_path, "m.yaml", crontab("ms", replicas=2))
+    )
+    base = f"/apis/{GROUP}/v1/namespaces/{namespace}/crontabs/ms"
+    with kapi_server.client() as http:
+        response = http.patch(
+            base + "/scale",
+            content=b"{bad",
+            headers={"content-type": "application/merge-patch+json"},
+        )
+        assert response.status_code == 400, response.text
+        assert response.json()["message"] == (
+            "error decoding patch: invalid character 'b' looking for beginning of object key string"
+        )
+        assert http.get(base).json()["spec"]["replicas"] == 2

@@ -551,8 +551,7 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
     supported = _PATCH_TYPES_SUPPORTED if strategic_schema else _PATCH_TYPES_SUPPORTED_CUSTOM
     if media not in supported:
         raise errors.unsupported_media_type(supported)
-    body = await request.body()
-    document = serializer.decode(body, serializer.JSON, find_duplicates=False).obj
+    document = decode_patch(await request.body())
 
     async def apply(old: Object) -> Object:
         current = await scope.to_version(old)
@@ -576,6 +575,14 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
         scope.namespace, scope.name, apply, subresource=scope.subresource, dry_run=dry_run
     )
     return await scope.respond(200, updated)
+
+
+def decode_patch(body: bytes) -> Any:
+    """A JSON or merge patch document; malformed JSON is a 400, as upstream's patcher says."""
+    try:
+        return serializer.decode(body, serializer.JSON, find_duplicates=False).obj
+    except serializer.SyntaxDecodeError as exc:
+        raise errors.bad_request(f"error decoding patch: {exc.detail}") from None
 
 
 def _patch_sets_rv(document: Any) -> bool:
@@ -649,7 +656,10 @@ async def _delete_options(request: Request) -> Object:
     if not body.strip():
         return {}
     media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES)
-    options = serializer.decode(body, media, find_duplicates=False).obj
+    try:
+        options = serializer.decode(body, media, find_duplicates=False).obj
+    except serializer.SyntaxDecodeError as exc:
+        raise errors.bad_request(str(exc)) from None
     if not isinstance(options, dict):
         raise errors.bad_request("DeleteOptions must be an object")
     policy = options.get("propagationPolicy")

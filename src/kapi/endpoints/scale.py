@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
 from kapi.apimachinery import errors, field
 from kapi.apimachinery.field import Path
 from kapi.endpoints.handlers import (
     RequestScope,
     apply_json_patch,
+    decode_patch,
     encode,
     write_options,
 )
@@ -64,7 +63,11 @@ async def get(scope: RequestScope, request: Request) -> Response:
 async def update(scope: RequestScope, request: Request) -> Response:
     dry_run, _ = write_options(request.query, "UpdateOptions")
     media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES)
-    body = serializer.decode(await request.body(), media, find_duplicates=False).obj
+    raw = await request.body()
+    try:
+        body = serializer.decode(raw, media, find_duplicates=False).obj
+    except serializer.SyntaxDecodeError as exc:
+        raise scope.unrecognized(str(exc), raw) from None
     return await _apply(scope, lambda _current: body, dry_run)
 
 
@@ -73,7 +76,7 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
     media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
     if media not in _PATCH_TYPES:
         raise errors.unsupported_media_type(_PATCH_TYPES)
-    document = orjson.loads(await request.body() or b"null")
+    document = decode_patch(await request.body())
 
     def patched(current: Object) -> Any:
         if media == serializer.JSON_PATCH:

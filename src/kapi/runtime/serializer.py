@@ -42,7 +42,15 @@ class Decoded:
 
 
 class SyntaxDecodeError(ValueError):
-    """A body that is not valid JSON or YAML; ``str()`` is the Go decoder's wording."""
+    """A body that is not valid JSON or YAML; ``str()`` is the Go decoder's wording.
+
+    ``detail`` is the bare parser error (``invalid character 'b' ...``), which
+    callers that are not decoding an object (patches) wrap in their own text.
+    """
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
 
 
 def decode(body: bytes, media_type: str, *, find_duplicates: bool) -> Decoded:
@@ -78,8 +86,9 @@ def decode(body: bytes, media_type: str, *, find_duplicates: bool) -> Decoded:
     except UnicodeDecodeError:
         raise SyntaxDecodeError("json: invalid UTF-8 in input") from None
     except json.JSONDecodeError as exc:
+        detail = _go_json_error(exc)
         raise SyntaxDecodeError(
-            "couldn't get version/kind; json parse error: " + _go_json_error(exc)
+            "couldn't get version/kind; json parse error: " + detail, detail
         ) from None
     return Decoded(obj, _duplicate_paths(obj, seen) if seen else [])
 
