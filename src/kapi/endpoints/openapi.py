@@ -15,7 +15,7 @@ import orjson
 from kapi.apimachinery import errors
 from kapi.apis.meta import ListMeta, ObjectMeta, list_struct
 from kapi.endpoints.http import Request, Response
-from kapi.runtime import schema
+from kapi.runtime import schema, serializer
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 
 Object = dict[str, Any]
@@ -127,17 +127,16 @@ class OpenAPIService:
 def _patch_types(resource: Resource, version: str) -> tuple[str, ...]:
     """PATCH bodies a version accepts: kubectl only sends strategic merge where listed."""
     if resource.versions[version].schema is None:  # custom resources merge by JSON rules
-        return (
-            "application/json-patch+json",
-            "application/merge-patch+json",
-            "application/apply-patch+yaml",
-        )
-    return (
-        "application/json-patch+json",
-        "application/merge-patch+json",
-        "application/strategic-merge-patch+json",
-        "application/apply-patch+yaml",
-    )
+        return tuple(t for t in _PATCH_TYPES if t != serializer.STRATEGIC_MERGE_PATCH)
+    return _PATCH_TYPES
+
+
+_PATCH_TYPES = (
+    serializer.JSON_PATCH,
+    serializer.MERGE_PATCH,
+    serializer.STRATEGIC_MERGE_PATCH,
+    serializer.APPLY_PATCH,
+)
 
 
 def _custom_definition_name(resource: Resource, version: str) -> str:
