@@ -24,6 +24,8 @@ import unicodedata
 from collections.abc import Callable
 from typing import Final
 
+from kapi.apimachinery.validation import is_dns1123_label, is_dns1123_subdomain
+
 FormatChecker = Callable[[str], bool]
 
 # Formats a CRD may use, dash-less as go-openapi normalises names (1.34 added the k8s- ones).
@@ -115,9 +117,6 @@ _WS = "[\t\n\f\r ]*"  # Go's \s: ASCII whitespace without \v
 is_rgbcolor = _full(f"rgb\\({_WS}{_BYTE}{_WS},{_WS}{_BYTE}{_WS},{_WS}{_BYTE}{_WS}\\)")
 is_base64 = _full("(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})")
 _SSN = re.compile("[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}")
-_SHORT_NAME_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SHORT_NAME = re.compile(_SHORT_NAME_FMT)
-_LONG_NAME = re.compile(f"{_SHORT_NAME_FMT}(\\.{_SHORT_NAME_FMT})*")
 
 
 def _blen(s: str) -> int:
@@ -134,11 +133,13 @@ def is_bson_object_id(s: str) -> bool:
 
 
 def is_k8s_short_name(s: str) -> bool:
-    return _blen(s) <= 63 and _SHORT_NAME.fullmatch(s) is not None
+    """strfmt ``IsShortName``: a DNS-1123 label of at most 63 bytes."""
+    return not is_dns1123_label(s)
 
 
 def is_k8s_long_name(s: str) -> bool:
-    return _blen(s) <= 253 and _LONG_NAME.fullmatch(s) is not None
+    """strfmt ``IsLongName``: a DNS-1123 subdomain of at most 253 bytes."""
+    return not is_dns1123_subdomain(s)
 
 
 def is_password(s: str) -> bool:

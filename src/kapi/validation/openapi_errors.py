@@ -21,11 +21,11 @@ from typing import Any, Final
 
 from kapi.apimachinery.field import (
     FieldError,
-    go_format_float,
     go_json,
     go_quote,
     invalid,
     not_supported,
+    render_value,
     required,
     too_long,
     too_many,
@@ -116,11 +116,6 @@ def to_field_errors(errors: Iterable[OpenAPIError], prefix: str) -> list[FieldEr
 # --- constructors (errors.* in kube-openapi), message texts as upstream ---------------------
 
 
-def go_number(v: int | float) -> str:
-    """Go ``%v`` of an int64 or float64 limit."""
-    return str(v) if isinstance(v, int) else go_format_float(v)
-
-
 def invalid_type(name: str, type_name: str, value: str) -> OpenAPIError:
     """``errors.InvalidType`` with a string value (the only kind the validator passes)."""
     msg = f"{name} in {IN_BODY} must be of type {type_name}: {go_quote(value)}"
@@ -153,24 +148,24 @@ def enum_error(name: str, value: Any, values: Sequence[Any]) -> OpenAPIError:
 
 
 def multiple_of_error(name: str, factor: int | float, value: Any) -> OpenAPIError:
-    msg = f"{name} in {IN_BODY} should be a multiple of {go_number(factor)}"
+    msg = f"{name} in {IN_BODY} should be a multiple of {render_value(factor)}"
     return OpenAPIError(Code.OTHER, name, msg, value)
 
 
 def multiple_of_not_positive(name: str, factor: int | float) -> OpenAPIError:
-    msg = f"factor MultipleOf declared for {name} must be positive: {go_number(factor)}"
+    msg = f"factor MultipleOf declared for {name} must be positive: {render_value(factor)}"
     return OpenAPIError(Code.OTHER, name, msg, factor)
 
 
 def maximum_error(name: str, bound: int | float, exclusive: bool, value: Any) -> OpenAPIError:
     rel = "less than" if exclusive else "less than or equal to"
-    msg = f"{name} in {IN_BODY} should be {rel} {go_number(bound)}"
+    msg = f"{name} in {IN_BODY} should be {rel} {render_value(bound)}"
     return OpenAPIError(Code.OTHER, name, msg, value)
 
 
 def minimum_error(name: str, bound: int | float, exclusive: bool, value: Any) -> OpenAPIError:
     rel = "greater than" if exclusive else "greater than or equal to"
-    msg = f"{name} in {IN_BODY} should be {rel} {go_number(bound)}"
+    msg = f"{name} in {IN_BODY} should be {rel} {render_value(bound)}"
     return OpenAPIError(Code.OTHER, name, msg, value)
 
 

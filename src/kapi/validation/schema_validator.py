@@ -166,7 +166,8 @@ class EnumRule:
 
 
 def translate_pattern(pattern: str) -> str:
-    """An RE2 pattern for Python's ``re``: ``$`` and ``\\z`` mean the end of the text."""
+    """An RE2 pattern for Python's ``re``: ``$`` and ``\\z`` mean the end of the text, and
+    ``(?<name>`` (which CRD validation accepts, as Go does) is Python's ``(?P<name>``."""
     out: list[str] = []
     in_class = False
     i = 0
@@ -176,6 +177,10 @@ def translate_pattern(pattern: str) -> str:
             nxt = pattern[i + 1]
             out.append("\\Z" if nxt == "z" and not in_class else c + nxt)
             i += 2
+            continue
+        if not in_class and pattern.startswith("(?<", i) and pattern[i + 3 : i + 4] not in "=!":
+            out.append("(?P<")
+            i += 3
             continue
         if c == "[" and not in_class:
             in_class = True

@@ -44,6 +44,7 @@ Go parse errors may differ.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -59,7 +60,7 @@ DefaultValidator = Callable[[dict[str, Any], Any, Path], list[FieldError]]
 
 _OPENAPI_TYPES: Final = ("array", "boolean", "integer", "number", "object", "string")
 _META_FIELDS: Final = frozenset({"metadata", "kind", "apiVersion"})
-_VALIDATION_REASONS: Final = (
+VALIDATION_REASONS: Final = (
     "FieldValueDuplicate",
     "FieldValueForbidden",
     "FieldValueInvalid",
@@ -438,7 +439,7 @@ def _defaults(
     default = s.get("default")
     if default is not None:
         if not inside_meta:
-            pruned = _json_copy(default)
+            pruned = copy.deepcopy(default)  # any YAML-decoded value, not only JSON data
             prune(pruned, s, is_resource_root=embedded, embedded_metadata=False)
             if pruned != default:
                 errs.append(
@@ -454,14 +455,6 @@ def _defaults(
         sub_path = path.child("properties").key(k)
         errs += _defaults(prop, sub_path, False, sub_meta, default_validator)
     return errs
-
-
-def _json_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _json_copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_copy(v) for v in value]
-    return value
 
 
 # --- ValidateCustomResourceDefinitionOpenAPISchema -----------------------------------------
@@ -723,11 +716,16 @@ def _validation_rule_errors(s: dict[str, Any], path: Path) -> list[FieldError]:
     """The checks of ``x-kubernetes-validations`` entries that need no CEL compiler."""
     errs: list[FieldError] = []
     for i, rule in enumerate(s.get("x-kubernetes-validations") or ()):
-        errs += _rule_errors(rule, path.child("x-kubernetes-validations").index(i))
+        errs += rule_errors(rule, path.child("x-kubernetes-validations").index(i))
     return errs
 
 
-def _rule_errors(rule: dict[str, Any], path: Path) -> list[FieldError]:
+def rule_errors(rule: dict[str, Any], path: Path) -> list[FieldError]:
+    """Upstream's static checks of one ``x-kubernetes-validations`` entry at ``path``.
+
+    All but ``fieldPath`` naming a declared field, which needs the CEL package
+    (``cel.compiler`` adds it).
+    """
     errs = []
     text = (rule.get("rule") or "").strip()
     message = rule.get("message") or ""
@@ -735,9 +733,11 @@ def _rule_errors(rule: dict[str, Any], path: Path) -> list[FieldError]:
     if not text:
         errs.append(field.required(path.child("rule"), "rule is not specified"))
     elif message and not trimmed_message:
-        errs.append(field.invalid(path.child("message"), message, "must be non-empty if specified"))
+        detail = "message must be non-empty if specified"
+        errs.append(field.invalid(path.child("message"), message, detail))
     elif _NEWLINES.search(trimmed_message):
-        errs.append(field.invalid(path.child("message"), message, "must not contain line breaks"))
+        detail = "message must not contain line breaks"
+        errs.append(field.invalid(path.child("message"), message, detail))
     elif _NEWLINES.search(text) and not trimmed_message:
         detail = "message must be specified if rule contains line breaks"
         errs.append(field.required(path.child("message"), detail))
@@ -746,17 +746,15 @@ def _rule_errors(rule: dict[str, Any], path: Path) -> list[FieldError]:
         detail = "messageExpression must be non-empty if specified"
         errs.append(field.required(path.child("messageExpression"), detail))
     reason = rule.get("reason")
-    if reason is not None and reason not in _VALIDATION_REASONS:
-        errs.append(field.not_supported(path.child("reason"), reason, _VALIDATION_REASONS))
+    if reason is not None and reason not in VALIDATION_REASONS:
+        errs.append(field.not_supported(path.child("reason"), reason, VALIDATION_REASONS))
     field_path = rule.get("fieldPath") or ""
     if field_path and not field_path.strip():
-        errs.append(
-            field.invalid(path.child("fieldPath"), field_path, "must be non-empty if specified")
-        )
+        detail = "fieldPath must be non-empty if specified"
+        errs.append(field.invalid(path.child("fieldPath"), field_path, detail))
     if _NEWLINES.search(field_path):
-        errs.append(
-            field.invalid(path.child("fieldPath"), field_path, "must not contain line breaks")
-        )
+        detail = "fieldPath must not contain line breaks"
+        errs.append(field.invalid(path.child("fieldPath"), field_path, detail))
     return errs
 
 

@@ -32,7 +32,7 @@ CASES = {
     "datetime": (["2024-01-02T03:04:05Z", "2024-01-02t03:04:05.123+01:00"], ["2024-01-02", "x"]),
     "duration": (["1h30m", "-1.5s", "0", "3 days", "2 weeks"], ["", "1x", "h"]),
     "k8s-short-name": (["my-name"], ["My-name", "-a", "a" * 64]),
-    "k8s-long-name": (["a.b-c.d"], ["a..b", "A.b"]),
+    "k8s-long-name": (["a.b-c.d"], ["a..b", "A.b", "a" * 254]),
 }
 
 

@@ -23,6 +23,11 @@ def _spec(props: dict[str, Any], **kw: Any) -> dict[str, Any]:
     }
 
 
+def test_go_named_group_pattern_matches() -> None:
+    schema = _spec({"x": {"type": "string", "pattern": "^(?<word>[a-z]+)$"}})
+    assert _errs(schema, {"spec": {"x": "abc"}}) == []
+
+
 def test_minimum_message_and_cause() -> None:
     errs = SchemaValidator(_spec({"replicas": {"type": "integer", "minimum": 1}})).validate(
         {"spec": {"replicas": 0}}
@@ -76,6 +81,11 @@ def test_minimum_message_and_cause() -> None:
             {"type": "string", "pattern": "^[a-z]+$"},
             "A1",
             "Invalid value: \"A1\": spec.x in body should match '^[a-z]+$'",
+        ),
+        (
+            {"type": "string", "pattern": "^(?<word>[a-z]+)$"},  # Go's named-group syntax
+            "A1",
+            "Invalid value: \"A1\": spec.x in body should match '^(?<word>[a-z]+)$'",
         ),
         (
             {"type": "string", "format": "uuid"},

@@ -420,18 +420,21 @@ def test_validation_rule_static_checks() -> None:
         {"rule": "self.a > 0", "message": "  "},
         {"rule": "self.a > 0\n&& true"},
         {"rule": "true", "messageExpression": " ", "reason": "Bad", "fieldPath": "a\nb"},
+        {"rule": "true", "message": "a\nb", "fieldPath": " "},
     ]
     schema = {"type": "object", "x-kubernetes-validations": rules}
     v = f"{P}.x-kubernetes-validations"
     assert _errors(schema) == [
         f"{v}[0].rule: Required value: rule is not specified",
-        f'{v}[1].message: Invalid value: "  ": must be non-empty if specified',
+        f'{v}[1].message: Invalid value: "  ": message must be non-empty if specified',
         f"{v}[2].message: Required value: message must be specified if rule contains line breaks",
         f"{v}[3].messageExpression: Required value: "
         "messageExpression must be non-empty if specified",
         f'{v}[3].reason: Unsupported value: "Bad": supported values: "FieldValueDuplicate", '
         '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"',
-        f'{v}[3].fieldPath: Invalid value: "a\\nb": must not contain line breaks',
+        f'{v}[3].fieldPath: Invalid value: "a\\nb": fieldPath must not contain line breaks',
+        f'{v}[4].message: Invalid value: "a\\nb": message must not contain line breaks',
+        f'{v}[4].fieldPath: Invalid value: " ": fieldPath must be non-empty if specified',
     ]
 
 

@@ -190,33 +190,29 @@ class CELValidator:
         """Evaluate all rules on a custom resource (root object), transition rules when ``old``
         is given, within upstream's per-call limit and per-resource budget."""
         sizes: dict[int, int] = {}
-        _observe(self._root, new, sizes)
+        _observe(self._root.schema, new, sizes)
         if old is not None:
-            _observe(self._root, old, sizes)
+            _observe(self._root.schema, old, sizes)
         run = _Run(cost.RUNTIME_CEL_COST_BUDGET, [], sizes, max(sizes.values(), default=0))
         _validate(self._root, new, old, path, run)
         return run.errors
 
 
-def _observe(node: _Node, value: Any, sizes: dict[int, int]) -> None:
+def _observe(s: dict[str, Any] | None, value: Any, sizes: dict[int, int]) -> None:
     """Record the largest size of values at each schema node (the runtime cost inputs)."""
-    s = node.schema
-    if isinstance(value, dict | list | str):
-        n = len(value.encode()) if isinstance(value, str) else len(value)
-        if n > sizes.get(id(s), -1):
-            sizes[id(s)] = n
-        if isinstance(value, dict):
-            for k, v in value.items():
-                _observe_schema(_child_schema(s, k), v, sizes)
-        elif isinstance(value, list):
-            items = s.get("items")
-            for v in value:
-                _observe_schema(items if isinstance(items, dict) else None, v, sizes)
-
-
-def _observe_schema(s: dict[str, Any] | None, value: Any, sizes: dict[int, int]) -> None:
-    if s is not None:
-        _observe(_Node(s), value, sizes)
+    if s is None or not isinstance(value, dict | list | str):
+        return
+    n = len(value.encode()) if isinstance(value, str) else len(value)
+    if n > sizes.get(id(s), -1):
+        sizes[id(s)] = n
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _observe(_child_schema(s, k), v, sizes)
+    elif isinstance(value, list):
+        items = s.get("items")
+        items = items if isinstance(items, dict) else None
+        for v in value:
+            _observe(items, v, sizes)
 
 
 def _child_schema(s: dict[str, Any], key: str) -> dict[str, Any] | None:

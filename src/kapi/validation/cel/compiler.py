@@ -21,6 +21,7 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from kapi.apimachinery import field
 from kapi.apimachinery.field import ErrorType, FieldError, Path, go_quote
 from kapi.validation.cel import checked, cost, library
+from kapi.validation.structural import rule_errors
 
 T = cel.Type
 _MAP_DYN = T.Map(T.STRING, T.DYN)
@@ -29,13 +30,6 @@ SELF = "self"
 OLD_SELF = "oldSelf"
 #: Hidden variable holding ``[old]`` or ``[]`` for rules with ``optionalOldSelf``.
 OLD_SELF_LIST = "__kapiOldSelf"
-
-SUPPORTED_REASONS: Final = (
-    "FieldValueDuplicate",
-    "FieldValueForbidden",
-    "FieldValueInvalid",
-    "FieldValueRequired",
-)
 
 # cel-expr-python cannot declare a variable of optional type (the binding turns it into an
 # opaque type), so an optionalOldSelf rule is compiled inside a binding that builds the optional.
@@ -353,43 +347,9 @@ def _schema_checks(
     i: int, rule: dict[str, Any], base: Path, schema: dict[str, Any]
 ) -> list[FieldError]:
     """The per-rule checks upstream does before compiling (ValidateCustomResourceDefinition)."""
-    errs: list[FieldError] = []
     p = base.index(i)
-    text = rule.get("rule") or ""
-    msg = rule.get("message") or ""
-    if not text.strip():
-        errs.append(field.required(p.child("rule"), "rule is not specified"))
-    elif msg and not msg.strip():
-        errs.append(
-            field.invalid(p.child("message"), msg, "message must be non-empty if specified")
-        )
-    elif re.search(r"[\n\r]", msg.strip()):
-        errs.append(field.invalid(p.child("message"), msg, "message must not contain line breaks"))
-    elif re.search(r"[\n\r]", text.strip()) and not msg.strip():
-        errs.append(
-            field.required(
-                p.child("message"), "message must be specified if rule contains line breaks"
-            )
-        )
-    mexpr = rule.get("messageExpression") or ""
-    if mexpr and not mexpr.strip():
-        errs.append(
-            field.required(
-                p.child("messageExpression"), "messageExpression must be non-empty if specified"
-            )
-        )
-    reason = rule.get("reason")
-    if reason is not None and reason not in SUPPORTED_REASONS:
-        errs.append(field.not_supported(p.child("reason"), reason, SUPPORTED_REASONS))
+    errs = rule_errors(rule, p)
     fp = rule.get("fieldPath") or ""
-    if fp and not fp.strip():
-        errs.append(
-            field.invalid(p.child("fieldPath"), fp, "fieldPath must be non-empty if specified")
-        )
-    if re.search(r"[\n\r]", fp):
-        errs.append(
-            field.invalid(p.child("fieldPath"), fp, "fieldPath must not contain line breaks")
-        )
     if fp:
         try:
             valid_field_path(fp, schema)
