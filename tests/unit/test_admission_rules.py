@@ -9,6 +9,12 @@ import pytest
 
 from kapi.admission.interface import Attributes, Operation
 from kapi.admission.webhook.dispatcher import Dispatcher, Invocation
+from kapi.admission.webhook.review import (
+    InvalidResponse,
+    ReviewRequest,
+    new_review,
+    verify_response,
+)
 from kapi.admission.webhook.rules import RequestTarget, matched_version, rule_matches
 from kapi.admission.webhook.selectors import (
     namespace_selector_applies,
@@ -192,3 +198,47 @@ def test_dry_run_is_refused_by_webhooks_with_side_effects(side_effects: str) -> 
         "BadRequest",
         'admission webhook "se.x.io" does not support dry run',
     )
+
+
+def test_review_carries_the_users_groups() -> None:
+    request = ReviewRequest(
+        kind={"group": "", "version": "v1", "kind": "Pod"},
+        resource={"group": "", "version": "v1", "resource": "pods"},
+        subresource="",
+        request_kind={"group": "", "version": "v1", "kind": "Pod"},
+        request_resource={"group": "", "version": "v1", "resource": "pods"},
+        request_subresource="",
+        name="p",
+        namespace="default",
+        operation="CREATE",
+        user="system:anonymous",
+        groups=("system:unauthenticated",),
+        object={},
+        old_object=None,
+        dry_run=False,
+    )
+    _, review = new_review("v1", request)
+    assert review["request"]["userInfo"] == {
+        "username": "system:anonymous",
+        "groups": ["system:unauthenticated"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (
+            {"apiVersion": "v1", "kind": "AdmissionReview", "response": {"uid": "u"}},
+            "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, "
+            "got /v1, Kind=AdmissionReview",
+        ),
+        (
+            {"response": {"uid": 'a"b'}},
+            'expected response.uid="u", got "a\\"b"',
+        ),
+    ],
+)
+def test_invalid_review_answers_are_named_as_upstream(answer: dict, message: str) -> None:
+    with pytest.raises(InvalidResponse) as raised:
+        verify_response("v1", "u", answer, mutating=False)
+    assert str(raised.value) == message

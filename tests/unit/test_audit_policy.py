@@ -197,6 +197,11 @@ def test_json_policy_is_accepted() -> None:
             "failed decoding: json: cannot unmarshal string into Go struct field Policy.rules "
             "of type []audit.PolicyRule",
         ),
+        (
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: {level: None}\n",
+            "failed decoding: json: cannot unmarshal object into Go struct field Policy.rules "
+            "of type []audit.PolicyRule",
+        ),
     ],
 )
 def test_invalid_policies_are_rejected_with_upstreams_message(text: str, message: str) -> None:

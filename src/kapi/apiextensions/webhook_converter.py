@@ -19,22 +19,21 @@ uses upstream's list variants (``at index <n>``).
 
 from __future__ import annotations
 
-import copy
 import json
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from kapi.apimachinery.errors import StatusError
-from kapi.apimachinery.field import Path, aggregate_message
+from kapi.apimachinery.field import Path, aggregate_message, go_quote
 from kapi.apimachinery.validation import validate_annotations, validate_labels
+from kapi.runtime.objects import deep_copy, new_uid
 from kapi.webhook import (
     DEFAULT_TIMEOUT,
     WebhookClientConfig,
     WebhookClientManager,
     WebhookError,
 )
-from kapi.webhook.gotext import go_json_kind
+from kapi.webhook.gotext import go_json_kind, gvk_string
 
 GROUP = "apiextensions.k8s.io"
 SUPPORTED_REVIEW_VERSIONS = ("v1beta1", "v1")
@@ -57,12 +56,6 @@ class _Invalid(Exception):
 def conversion_failed(message: str) -> StatusError:
     """How kube-apiserver answers a failed conversion: 500, no reason, the error text."""
     return StatusError(500, "", message)
-
-
-def gvk_string(api_version: str, kind: str) -> str:
-    """``schema.GroupVersionKind.String()``: ``stable.example.com/v1, Kind=Foo``."""
-    group_version = api_version if "/" in api_version else f"/{api_version}"
-    return f"{group_version}, Kind={kind}"
 
 
 class WebhookConverter:
@@ -172,7 +165,7 @@ class WebhookConverter:
         )
         if review_version is None:
             raise conversion_failed("no supported conversion review versions")
-        uid = str(uuid.uuid4())
+        uid = new_uid()
         review = {
             "kind": "ConversionReview",
             "apiVersion": f"{GROUP}/{review_version}",
@@ -205,7 +198,7 @@ def _converted_objects(answer: Mapping[str, Any], review_version: str, uid: str)
     if not isinstance(response, Mapping):
         raise _Invalid("no response provided")
     if review_version == "v1" and (got := response.get("uid", "")) != uid:
-        raise _Invalid(f"expected response.uid={_go_quote(uid)}, got {_go_quote(str(got))}")
+        raise _Invalid(f"expected response.uid={go_quote(uid)}, got {go_quote(str(got))}")
     result = response.get("result") or {}
     if (status := result.get("status", "")) != "Success":
         if message := result.get("message"):
@@ -257,7 +250,7 @@ def _restore_object_meta(original: Mapping[str, Any], converted: dict[str, Any])
     answered = converted["metadata"]
     if not isinstance(answered, Mapping):
         raise _Invalid(f"invalid metadata of type {_go_type(answered)} in converted object")
-    restored = copy.deepcopy(original.get("metadata") or {})
+    restored = deep_copy(original.get("metadata") or {})
     for field in ("labels", "annotations"):
         values = answered.get(field)
         if values is None:
@@ -287,11 +280,6 @@ def _restore_object_meta(original: Mapping[str, Any], converted: dict[str, Any])
                 raise _Invalid(aggregate_message(errors))
         restored[field] = dict(values)
     converted["metadata"] = restored
-
-
-def _go_quote(value: str) -> str:
-    """Go's ``%q`` for the strings a uid can hold."""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _go_type(value: Any) -> str:

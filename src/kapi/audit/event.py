@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-import os
 import time
 from typing import Any
 
@@ -47,15 +46,6 @@ def micro_time(epoch: float) -> str:
 @functools.lru_cache(maxsize=8)
 def _utc_second(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-
-
-def new_audit_id() -> str:
-    """A random (version 4) UUID, as upstream's ``uuid.New()``, built without ``uuid``'s cost."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    h = raw.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 class AuditEvent:

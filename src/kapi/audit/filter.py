@@ -20,7 +20,6 @@ from kapi.audit.backend import AuditLogBackend, new_writer
 from kapi.audit.event import (
     HEADER_AUDIT_ID,
     AuditEvent,
-    new_audit_id,
     object_ref,
     request_uri,
     source_ips,
@@ -41,6 +40,7 @@ from kapi.audit.policy import (
 )
 from kapi.endpoints.http import Receive, Request, Response, Send, StreamingResponse, send_response
 from kapi.request import RequestContext, RequestInfo
+from kapi.runtime.objects import new_uid
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class Auditor:
 
     def begin(self, request: Request, info: RequestInfo, context: RequestContext) -> RequestAudit:
         headers = request.headers
-        audit_id = headers.get(HEADER_AUDIT_ID) or new_audit_id()
+        audit_id = headers.get(HEADER_AUDIT_ID) or new_uid()
         config = self.policy.evaluate(info, context.user, context.groups)
         if config.level == LEVEL_NONE:
             return RequestAudit(self.backend, audit_id, None, config, info, context)

@@ -19,6 +19,7 @@ import yaml
 from kapi.apimachinery import field as fielderr
 from kapi.apimachinery.validation import is_dns1123_subdomain
 from kapi.request import RequestInfo
+from kapi.webhook.gotext import go_json_kind
 
 log = logging.getLogger(__name__)
 
@@ -249,7 +250,10 @@ def _decode_policy(doc: dict[str, Any], unknown: list[str]) -> Policy:
         rule = _typed(rule, dict, "Policy.rules", "audit.PolicyRule")
         unknown.extend(f"rules[{i}].{k}" for k in rule if k not in _RULE_FIELDS)
         resources = []
-        for j, gr in enumerate(_typed(rule.get("resources"), list, "resources", "[]")):
+        resources_doc = _typed(
+            rule.get("resources"), list, "PolicyRule.resources", "[]audit.GroupResources"
+        )
+        for j, gr in enumerate(resources_doc):
             gr = _typed(gr, dict, "PolicyRule.resources", "audit.GroupResources")
             unknown.extend(
                 f"rules[{i}].resources[{j}].{k}" for k in gr if k not in _GROUP_RESOURCES_FIELDS
@@ -287,9 +291,8 @@ def _typed(value: Any, kind: type, where: str, go_type: str) -> Any:
     if value is None:
         return kind()
     if not isinstance(value, kind):
-        got = "string" if isinstance(value, str) else type(value).__name__
         raise PolicyError(
-            f"failed decoding: json: cannot unmarshal {got} into Go struct field "
+            f"failed decoding: json: cannot unmarshal {go_json_kind(value)} into Go struct field "
             f"{where} of type {go_type}"
         )
     return value

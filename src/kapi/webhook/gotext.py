@@ -30,6 +30,8 @@ def go_duration(seconds: float) -> str:
 
 def go_json_kind(value: Any) -> str:
     """encoding/json's name for a decoded JSON value's type in unmarshal errors."""
+    if isinstance(value, dict):
+        return "object"
     if isinstance(value, list):
         return "array"
     if isinstance(value, str):
@@ -37,6 +39,12 @@ def go_json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
     return "number"
+
+
+def gvk_string(api_version: str, kind: str) -> str:
+    """``schema.GroupVersionKind.String()``: ``example.com/v1, Kind=Foo``; ``/v1, Kind=Foo``."""
+    group_version = api_version if "/" in api_version else f"/{api_version}"
+    return f"{group_version}, Kind={kind}"
 
 
 def _trim(value: float) -> str:

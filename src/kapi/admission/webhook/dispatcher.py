@@ -235,6 +235,7 @@ class Dispatcher:
         old: Object | None,
     ) -> ReviewRequest:
         resource = a.resource
+        context = current_request()
         options: Object | None = None
         if kind := _OPTIONS_KIND.get(target.operation):
             options = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
@@ -250,7 +251,8 @@ class Dispatcher:
             name=a.name,
             namespace=a.namespace or "",
             operation=target.operation,
-            user=current_request().user,
+            user=context.user,
+            groups=context.groups,
             object=obj,
             old_object=old,
             dry_run=a.dry_run,

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from kapi.apimachinery.field import go_quote
+from kapi.runtime.objects import new_uid
+from kapi.webhook.gotext import gvk_string
 
 Object = dict[str, Any]
 
@@ -44,6 +47,7 @@ class ReviewRequest:
     old_object: Object | None
     dry_run: bool
     options: Object | None = None
+    groups: Sequence[str] = ()
 
 
 @dataclass
@@ -65,7 +69,10 @@ def review_version(accepted: Sequence[str]) -> str:
 
 def new_review(version: str, request: ReviewRequest) -> tuple[str, Object]:
     """A fresh review with a new UID, returned with it."""
-    uid = str(uuid.uuid4())
+    uid = new_uid()
+    user_info: Object = {"username": request.user}
+    if request.groups:
+        user_info["groups"] = list(request.groups)
     body: Object = {
         "uid": uid,
         "kind": request.kind,
@@ -75,7 +82,7 @@ def new_review(version: str, request: ReviewRequest) -> tuple[str, Object]:
         "name": request.name,
         "namespace": request.namespace,
         "operation": request.operation,
-        "userInfo": {"username": request.user},
+        "userInfo": user_info,
         "object": request.object,
         "oldObject": request.old_object,
         "dryRun": request.dry_run,
@@ -93,11 +100,6 @@ def new_review(version: str, request: ReviewRequest) -> tuple[str, Object]:
     return uid, {"kind": "AdmissionReview", "apiVersion": api_version, "request": body}
 
 
-def _gvk_string(api_version: str, kind: str) -> str:
-    """``schema.GroupVersionKind.String()``: ``group/version, Kind=kind``."""
-    return f"{api_version}, Kind={kind}"
-
-
 def verify_response(version: str, uid: str, review: Object, *, mutating: bool) -> AdmissionResponse:
     """Upstream's ``VerifyAdmissionResponse``; raises :class:`InvalidResponse`."""
     response = review.get("response")
@@ -113,9 +115,10 @@ def verify_response(version: str, uid: str, review: Object, *, mutating: bool) -
             patch = b""
         return AdmissionResponse(allowed, result, patch, "JSONPatch" if patch else "", warnings)
     if response.get("uid") != uid:
-        raise InvalidResponse(f'expected response.uid="{uid}", got "{response.get("uid", "")}"')
-    expected = _gvk_string(f"{ADMISSION_GROUP}/v1", "AdmissionReview")
-    got = _gvk_string(str(review.get("apiVersion", "")), str(review.get("kind", "")))
+        got_uid = str(response.get("uid", ""))
+        raise InvalidResponse(f"expected response.uid={go_quote(uid)}, got {go_quote(got_uid)}")
+    expected = gvk_string(f"{ADMISSION_GROUP}/v1", "AdmissionReview")
+    got = gvk_string(str(review.get("apiVersion", "")), str(review.get("kind", "")))
     if got != expected:
         raise InvalidResponse(f"expected webhook response of {expected}, got {got}")
     if mutating:
