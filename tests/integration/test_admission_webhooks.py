@@ -263,6 +263,9 @@ def test_mutating_patch_and_warning_reach_the_client_and_kubectl(
         [call] = hook.requests
         request = call.body["request"]
         assert call.path == "/mutate?timeout=10s"
+        # Mutating admission runs before the strategy fills in system fields (upstream order).
+        assert "uid" not in request["object"]["metadata"]
+        assert "creationTimestamp" not in request["object"]["metadata"]
         assert (request["kind"], request["resource"], request["operation"], request["dryRun"]) == (
             {"group": "", "version": "v1", "kind": "ConfigMap"},
             {"group": "", "version": "v1", "resource": "configmaps"},
@@ -277,6 +280,34 @@ def test_mutating_patch_and_warning_reach_the_client_and_kubectl(
         assert result.returncode == 0, str(result)
         assert result.stderr == f"Warning: {WARNING}\n"
         assert json.loads(result.stdout)["data"] == {"given": "x", "injected": "yes"}
+
+
+def break_key(path: str, review: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Adds a data key that ConfigMap validation refuses."""
+    ops = [{"op": "add", "path": "/data", "value": {"bad key": "x"}}]
+    patch = base64.b64encode(json.dumps(ops).encode()).decode()
+    return review_answer(review, allowed=True, patchType="JSONPatch", patch=patch)
+
+
+def test_mutated_object_is_validated_like_the_request(
+    http: httpx.Client, namespace: str, cert: ServingCertificate, ca: CertificateAuthority
+) -> None:
+    """What a mutating webhook changes goes through the strategy's validation after it."""
+    with serve_webhook(cert, break_key) as hook:
+        configure(
+            http,
+            "mutatingwebhookconfigurations",
+            f"break-{namespace}",
+            [webhook("break.example.com", hook.url("/break"), ca, namespace)],
+        )
+        wait_called(http, namespace, hook)
+        response = http.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("c"))
+        assert response.status_code == 422, response.text
+        assert response.json()["message"].startswith(
+            'ConfigMap "c" is invalid: data[bad key]: Invalid value: "bad key": '
+        )
+        missing = http.get(f"/api/v1/namespaces/{namespace}/configmaps/c")
+        assert missing.status_code == 404
 
 
 def test_dry_run_calls_side_effect_free_webhooks_with_dry_run(

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from kapi.runtime.scheme import Resource
@@ -32,12 +31,20 @@ class Attributes:
     #: The stored object for UPDATE and DELETE.
     old_object: Object | None
     dry_run: bool
-    #: Validates the object again; mutating admission calls it after changing the object,
-    #: since upstream validates after mutating admission and a webhook may break the object.
-    revalidate: Callable[[], None] | None = None
 
 
-class AdmissionPlugin(Protocol):
-    """An in-process admission plugin: raise a ``StatusError`` to reject."""
+@runtime_checkable
+class MutationInterface(Protocol):
+    """A plugin of the mutating phase (upstream ``admission.MutationInterface``).
+
+    It may change ``attributes.object``; raise a ``StatusError`` to reject.
+    """
 
     async def admit(self, attributes: Attributes) -> None: ...
+
+
+@runtime_checkable
+class ValidationInterface(Protocol):
+    """A plugin of the validating phase (upstream ``admission.ValidationInterface``)."""
+
+    async def validate(self, attributes: Attributes) -> None: ...

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from kapi.admission.chain import AdmissionChain
 from kapi.admission.interface import Attributes, Operation
 from kapi.apimachinery import errors, field, validation
 from kapi.apimachinery.field import Path
@@ -38,7 +39,6 @@ from kapi.storage.interface import (
 )
 
 Object = dict[str, Any]
-Admit = Callable[[Attributes], Awaitable[None]]
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_NAME_LENGTH = 63 - 5
@@ -89,7 +89,7 @@ class Store:
         resource: Resource,
         storage: Storage,
         scheme: Scheme,
-        admit: Admit | None = None,
+        admission: AdmissionChain | None = None,
         *,
         version: str | None = None,
         strategy: Strategy | None = None,
@@ -102,7 +102,7 @@ class Store:
             name: SubresourceStrategy(self.strategy, name, path)
             for name, path in self.strategy.subresource_fields.items()
         }
-        self._admit = admit
+        self._admission = admission
         self._prefix = resource.storage_prefix()
         #: The version of the objects this store reads and writes.
         self.hub_version = version or resource.hub_version
@@ -287,6 +287,7 @@ class Store:
 
     async def create(self, obj: Object, *, dry_run: bool = False) -> Object:
         """Create ``obj`` (a hub object whose namespace is already set)."""
+        await self._admit(Operation.CREATE, obj, None, dry_run)
         metadata = meta(obj)
         metadata.pop("deletionTimestamp", None)
         metadata.pop("deletionGracePeriodSeconds", None)
@@ -303,7 +304,7 @@ class Store:
             metadata["name"] = _generate_name(metadata["generateName"])
         self._validate_create(obj)
         namespace, name = metadata.get("namespace"), metadata["name"]
-        await self._run_admission(Operation.CREATE, obj, None, dry_run)
+        await self._validate_admission(Operation.CREATE, obj, None, dry_run)
         key = self._key(namespace, name)
         if dry_run:
             if await self.storage.get(key) is not None:
@@ -357,6 +358,7 @@ class Store:
                 raise self._not_found(name)
             old = await self.decode(kv)
             new = await update(deep_copy(old))
+            await self._admit(Operation.UPDATE, new, old, dry_run, subresource)
             expected = force_precondition or new.get("metadata", {}).get("resourceVersion")
             if expected and expected != old["metadata"]["resourceVersion"]:
                 raise self._conflict(name)
@@ -374,9 +376,9 @@ class Store:
                     ],
                 )
             self._prepare_update(new, old, subresource)
+            await self._validate_admission(Operation.UPDATE, new, old, dry_run, subresource)
             if new == old:
                 return old
-            await self._run_admission(Operation.UPDATE, new, old, dry_run, subresource)
             if dry_run:
                 return new
             if _pending_deletion(new) and not self.strategy.has_pending_finalizers(new):
@@ -461,7 +463,8 @@ class Store:
                 raise self._not_found(name)
             obj = await self.decode(kv)
             self._check_preconditions(obj, preconditions)
-            await self._run_admission(Operation.DELETE, None, obj, dry_run)
+            await self._admit(Operation.DELETE, None, obj, dry_run)
+            await self._validate_admission(Operation.DELETE, None, obj, dry_run)
             if self.strategy.has_pending_finalizers(obj):
                 if _pending_deletion(obj):
                     return obj, False
@@ -623,7 +626,7 @@ class Store:
 
     # -- helpers ---------------------------------------------------------------------
 
-    async def _run_admission(
+    async def _admit(
         self,
         operation: Operation,
         obj: Object | None,
@@ -631,47 +634,44 @@ class Store:
         dry_run: bool,
         subresource: str = "",
     ) -> None:
-        if self._admit is None:
-            return
+        """The mutating phase, before the strategy prepares and validates (upstream order)."""
+        if self._admission is not None and self._admission.mutating:
+            await self._admission.admit(self._attributes(operation, obj, old, dry_run, subresource))
+
+    async def _validate_admission(
+        self,
+        operation: Operation,
+        obj: Object | None,
+        old: Object | None,
+        dry_run: bool,
+        subresource: str = "",
+    ) -> None:
+        """The validating phase, on the object about to be stored."""
+        if self._admission is not None and self._admission.validating:
+            attributes = self._attributes(operation, obj, old, dry_run, subresource)
+            await self._admission.validate(attributes)
+
+    def _attributes(
+        self,
+        operation: Operation,
+        obj: Object | None,
+        old: Object | None,
+        dry_run: bool,
+        subresource: str,
+    ) -> Attributes:
         source = obj if obj is not None else old
         assert source is not None
         metadata = source.get("metadata", {})
-        await self._admit(
-            Attributes(
-                operation=operation,
-                resource=self.resource,
-                subresource=subresource,
-                namespace=metadata.get("namespace"),
-                name=metadata.get("name", ""),
-                object=obj,
-                old_object=old,
-                dry_run=dry_run,
-                revalidate=None if obj is None else lambda: self._revalidate(obj, old, subresource),
-            )
+        return Attributes(
+            operation=operation,
+            resource=self.resource,
+            subresource=subresource,
+            namespace=metadata.get("namespace"),
+            name=metadata.get("name", ""),
+            object=obj,
+            old_object=old,
+            dry_run=dry_run,
         )
-
-    def _revalidate(self, obj: Object, old: Object | None, subresource: str) -> None:
-        """Validate an object again after mutating admission changed it."""
-        metadata = obj.get("metadata") or {}
-        sub_strategy = self.subresource_strategies.get(subresource) if subresource else None
-        if old is None:
-            errs = self.strategy.validate(obj)
-        elif sub_strategy is not None:
-            errs = sub_strategy.validate_update(obj, old)
-        else:
-            errs = self.strategy.validate_update(obj, old)
-        if old is not None:
-            errs += validation.validate_object_meta_update(metadata, old["metadata"], METADATA)
-        errs += validation.validate_object_meta(
-            metadata,
-            namespaced=self.resource.namespaced,
-            name_validator=self.strategy.validate_name,
-            path=METADATA,
-        )
-        if errs:
-            raise errors.invalid(
-                self.resource.kind, self.resource.group, metadata.get("name", ""), errs
-            )
 
     def _warn(self, warnings: list[str]) -> None:
         if warnings:

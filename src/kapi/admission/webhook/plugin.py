@@ -43,7 +43,6 @@ class MutatingWebhookAdmission(Dispatcher):
             return
         reinvocable: set[tuple[str, int]] = set()
         reinvoke: set[tuple[str, int]] = set()
-        changed_any = False
         for round_hooks in (hooks, None):
             if round_hooks is None:
                 if not reinvoke:
@@ -52,12 +51,9 @@ class MutatingWebhookAdmission(Dispatcher):
             for hook in round_hooks:
                 changed = await self._run_one(hook, a, target)
                 if changed:
-                    changed_any = True
                     reinvoke |= reinvocable
                 if hook.reinvoke_if_needed:
                     reinvocable.add(hook.uid)
-        if changed_any and a.revalidate is not None:
-            a.revalidate()
 
     async def _run_one(self, hook: Webhook, a: Attributes, target: RequestTarget) -> bool:
         """Call ``hook`` if it applies and apply its patch; whether the object changed."""
@@ -117,7 +113,7 @@ class ValidatingWebhookAdmission(Dispatcher):
         super().__init__(server)
         self.source = source
 
-    async def admit(self, a: Attributes) -> None:
+    async def validate(self, a: Attributes) -> None:
         hooks = self.source.validating
         target = self.target(a) if hooks else None
         if target is None:
