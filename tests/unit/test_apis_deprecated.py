@@ -217,7 +217,9 @@ def test_ingress_round_trips_between_v1beta1_and_v1() -> None:
     hub = networking.v1beta1_to_hub(beta)
     assert hub["spec"] == _HUB_SPEC
     assert networking.hub_to_v1beta1(hub) == beta
-    assert beta["spec"] == _V1BETA1_SPEC  # conversion copies
+    # Conversion copies what it changes: neither the input nor the (shared) hub is edited.
+    assert beta["spec"] == _V1BETA1_SPEC
+    assert hub["spec"] == _HUB_SPEC
 
 
 def test_ingress_backend_edge_cases() -> None:
@@ -249,6 +251,7 @@ def test_scheme_converts_cronjobs_through_the_hub() -> None:
     hub = asyncio.run(scheme.to_hub(cj, copy.deepcopy(beta), "v1beta1"))
     assert hub == {**beta, "apiVersion": "batch/v1"}
     assert asyncio.run(scheme.from_hub(cj, hub, "v1beta1")) == beta
+    assert hub["apiVersion"] == "batch/v1"  # the hub object read is left as it was
 
 
 # --- defaulting and validation ----------------------------------------------------------------

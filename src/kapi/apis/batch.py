@@ -1,12 +1,15 @@
 """batch ``CronJob`` in ``v1`` (hub and storage) and the deprecated ``v1beta1``.
 
 The two versions have the same fields and defaults (``k8s.io/api/batch``), so
-conversion only renames the version.  ``jobTemplate.spec`` (a ``JobSpec`` with
-its pod template) is declared as a free-form struct that keeps unknown fields:
-kapi stores and returns it as sent but neither prunes nor validates it, which
-keeps this module small; CronJob's own fields follow upstream.  Validation
-follows ``ValidateCronJobCreate`` / ``ValidateCronJobUpdate`` of
-``pkg/apis/batch/validation``; the strategy follows ``pkg/registry/batch/cronjob``.
+conversion only renames the version: a shallow copy, whose ``apiVersion`` the
+scheme sets, sharing the rest with the original (every read through v1beta1
+converts, and the hub's own version is served with no copy at all).
+``jobTemplate.spec`` (a ``JobSpec`` with its pod template) is declared as a
+free-form struct that keeps unknown fields: kapi stores and returns it as sent
+but neither prunes nor validates it, which keeps this module small; CronJob's
+own fields follow upstream.  Validation follows ``ValidateCronJobCreate`` /
+``ValidateCronJobUpdate`` of ``pkg/apis/batch/validation``; the strategy
+follows ``pkg/registry/batch/cronjob``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from kapi.apis.core_v1_endpoints import ObjectReference
 from kapi.apis.meta import ObjectMeta, kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, since
-from kapi.runtime.objects import deep_copy
 from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Scalar, Struct, Time
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version
@@ -309,8 +311,8 @@ def resources() -> list[Resource]:
                         replacement=GroupVersionKind("batch", "v1", "CronJob"),
                     ),
                     default_cronjob,
-                    to_hub=deep_copy,
-                    from_hub=deep_copy,
+                    to_hub=dict,
+                    from_hub=dict,
                 ),
             },
             hub_version="v1",

@@ -23,7 +23,6 @@ from kapi.apimachinery.field import FieldError, Path, invalid, not_supported, re
 from kapi.apis.meta import kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
-from kapi.runtime.objects import deep_copy
 from kapi.runtime.schema import INT32, STRING, Field, IntOrString, List, Scalar, Struct
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version
@@ -226,17 +225,33 @@ def _paths(spec: Object) -> Iterator[Object]:
 def _convert_backends(
     obj: Object, old_key: str, new_key: str, convert: Callable[[Object], Object]
 ) -> Object:
-    """A copy of ``obj`` with every backend converted and ``spec.<old_key>`` renamed."""
-    out = deep_copy(obj)
-    spec = out.get("spec")
-    if not isinstance(spec, dict):
+    """A copy of ``obj`` with every backend converted and ``spec.<old_key>`` renamed.
+
+    Every read through v1beta1 converts, so only what changes is copied: the
+    object, its spec, and each rule, ``http`` and path on the way to a backend
+    (``convert`` builds new backends); the rest is shared with ``obj``, as the
+    hub's own version shares it with no copy at all.
+    """
+    out = dict(obj)
+    if not isinstance(obj.get("spec"), dict):
         return out
+    spec = out["spec"] = dict(obj["spec"])
     if spec.get(old_key) is not None:
         spec[new_key] = convert(spec.pop(old_key))
-    for path in _paths(spec):
-        if path.get("backend") is not None:
-            path["backend"] = convert(path["backend"])
+    if spec.get("rules"):
+        spec["rules"] = [_convert_rule(rule, convert) for rule in spec["rules"]]
     return out
+
+
+def _convert_rule(rule: Object, convert: Callable[[Object], Object]) -> Object:
+    http = rule.get("http")
+    if not http or not http.get("paths"):
+        return rule
+    paths = [
+        path if path.get("backend") is None else {**path, "backend": convert(path["backend"])}
+        for path in http["paths"]
+    ]
+    return {**rule, "http": {**http, "paths": paths}}
 
 
 def _backend_to_hub(backend: Object) -> Object:

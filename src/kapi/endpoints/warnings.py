@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from dataclasses import dataclass
 
 from kapi.apimachinery.warningheader import new_warning_header
 
@@ -40,12 +39,6 @@ TRUNCATE_ITEM_RUNES = 256
 WARNING_CODE = 299
 
 
-@dataclass(frozen=True, slots=True)
-class _Recorded:
-    agent: str
-    text: str
-
-
 class WarningRecorder:
     """Collects one request's warnings, de-duplicated, and renders their headers.
 
@@ -55,8 +48,8 @@ class WarningRecorder:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._seen: set[str] = set()
-        self._ordered: list[_Recorded] = []
+        #: Every distinct text added, in order, with the agent it first came with.
+        self._recorded: dict[str, str] = {}
         self._headers: list[bytes] = []
         self._written = 0
         self._truncating = False
@@ -68,10 +61,9 @@ class WarningRecorder:
         with self._lock:
             if self._truncating and self._written >= TRUNCATE_AT_TOTAL_RUNES:
                 return
-            if text in self._seen:
+            if text in self._recorded:
                 return
-            self._seen.add(text)
-            self._ordered.append(_Recorded(agent, text))
+            self._recorded[text] = agent
             if self._truncating:
                 text = _truncate(text)
             header = _header(agent, text)
@@ -89,9 +81,9 @@ class WarningRecorder:
         self._truncating = True
         self._written = 0
         self._headers = []
-        for recorded in self._ordered:
-            text = _truncate(recorded.text)
-            header = _header(recorded.agent, text)
+        for whole, agent in self._recorded.items():
+            text = _truncate(whole)
+            header = _header(agent, text)
             if header is not None:
                 self._written += len(text)
                 self._headers.append(header)
@@ -104,7 +96,7 @@ class WarningRecorder:
         depend on the header budget.
         """
         with self._lock:
-            return [recorded.text for recorded in self._ordered]
+            return list(self._recorded)
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         """The ``Warning`` response headers, in the order their warnings were added."""
