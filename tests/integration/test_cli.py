@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kapi.cli.commands.session import error_message
+from kapi.client import ApiError
 from tests.conftest import KapiServer, serve_with_flags
 from tests.integration.test_kubectl import Kubectl, make_kubectl
 
@@ -278,6 +280,26 @@ def test_replace_missing_and_invalid(kapi: Kapi, namespace: str, tmp_path: Path)
     assert invalid.returncode == 1
     assert invalid.err_lines[0].startswith(
         'The ConfigMap "B_" is invalid: metadata.name: Invalid value: "B_": '
+    )
+
+
+def invalid_error(details: dict, message: str = 'ConfigMap "x" is invalid: m') -> ApiError:
+    return ApiError({"reason": "Invalid", "message": message, "details": details})
+
+
+def test_invalid_errors_are_rebuilt_from_details_as_kubectl_does() -> None:
+    field = {"field": "data", "message": "Invalid value"}
+    duplicated = invalid_error({"kind": "ConfigMap", "name": "x", "causes": [field, field]})
+    assert error_message(duplicated, verb="creating", source="f.yaml") == (
+        'The ConfigMap "x" is invalid: data: Invalid value'
+    )
+    two = invalid_error({"name": "x", "causes": [field, {"field": "f", "message": "m"}]})
+    assert error_message(two) == 'The  "x" is invalid: \n* data: Invalid value\n* f: m'
+    assert error_message(invalid_error({"kind": "ConfigMap", "name": "x"})) == (
+        'The ConfigMap "x" is invalid'
+    )
+    assert error_message(invalid_error({}), verb="creating", source="f.yaml") == (
+        'The request is invalid: error when creating "f.yaml": ConfigMap "x" is invalid: m'
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any, TextIO
+from typing import Any
 
 import yaml
 
@@ -117,8 +117,8 @@ def to_json(obj: Any) -> str:
     return text + "\n"
 
 
-class _GoStyleEmitter(yaml.emitter.Emitter):
-    """PyYAML's emitter, quoting as go-yaml does.
+class _GoStyleDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, quoting as go-yaml does.
 
     go-yaml double-quotes a string whose plain form would read back as another
     type (``"123"``, ``"true"``, timestamps); PyYAML single-quotes those.  Other
@@ -136,39 +136,6 @@ class _GoStyleEmitter(yaml.emitter.Emitter):
         ):
             return '"'
         return style
-
-
-class _GoStyleDumper(
-    _GoStyleEmitter,
-    yaml.serializer.Serializer,
-    yaml.representer.SafeRepresenter,
-    yaml.resolver.Resolver,
-):
-    def __init__(self, stream: TextIO, **kwargs: Any) -> None:
-        _GoStyleEmitter.__init__(
-            self,
-            stream,
-            canonical=kwargs.get("canonical"),
-            indent=kwargs.get("indent"),
-            width=kwargs.get("width"),
-            allow_unicode=kwargs.get("allow_unicode"),
-            line_break=kwargs.get("line_break"),
-        )
-        yaml.serializer.Serializer.__init__(
-            self,
-            encoding=kwargs.get("encoding"),
-            explicit_start=kwargs.get("explicit_start"),
-            explicit_end=kwargs.get("explicit_end"),
-            version=kwargs.get("version"),
-            tags=kwargs.get("tags"),
-        )
-        yaml.representer.SafeRepresenter.__init__(
-            self,
-            default_style=kwargs.get("default_style"),
-            default_flow_style=kwargs.get("default_flow_style"),
-            sort_keys=kwargs.get("sort_keys", True),
-        )
-        yaml.resolver.Resolver.__init__(self)
 
 
 def _represent_str(dumper: yaml.representer.SafeRepresenter, value: str) -> yaml.Node:

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 import httpx
 
+from kapi.apimachinery.field import go_quote
 from kapi.cli.commands.resources import Discovery, ResourceInfo, UnknownResourceError
 from kapi.client import (
     ApiError,
@@ -121,24 +121,16 @@ def error_message(error: Exception, *, verb: str = "", source: str = "") -> str:
         return _api_error_message(error, verb, source)
     if isinstance(error, httpx.TransportError):
         return f"Unable to connect to the server: {error}"
-    prefix = f'error when {verb} "{source}": ' if source else ""
+    prefix = f"error when {verb} {go_quote(source)}: " if source else ""
     return f"error: {prefix}{error}"
 
 
 def _api_error_message(error: ApiError, verb: str, source: str) -> str:
-    status = error.status
-    details = error.details
-    causes = details.get("causes") or []
-    if error.reason == "Invalid" and (details.get("kind") or details.get("name")) and causes:
-        # kubectl rebuilds an Invalid message from the details, dropping the source.
-        head = f"The {details.get('kind', '')} {_go_quote(details.get('name', ''))} is invalid: "
-        lines = [f"{c.get('field', '')}: {c.get('message', '')}" for c in causes]
-        if len(lines) == 1:
-            return head + lines[0]
-        return head + "\n" + "\n".join(f"* {line}" for line in lines)
-    message = str(status.get("message", ""))
+    message = error.message
     if source:
-        message = f'error when {verb} "{source}": {message}'
+        message = f"error when {verb} {go_quote(source)}: {message}"
+    if error.reason == "Invalid":
+        return _invalid_message(error.details, message)
     if error.reason == "Unauthorized":
         return f"error: You must be logged in to the server ({message})"
     if error.reason:
@@ -146,9 +138,25 @@ def _api_error_message(error: ApiError, verb: str, source: str) -> str:
     return f"Error from server: {message}"
 
 
-def _go_quote(text: str) -> str:
-    """Go's ``%q`` for the plain names Kubernetes allows (JSON quoting agrees there)."""
-    return json.dumps(text, ensure_ascii=False)
+def _invalid_message(details: dict[str, Any], message: str) -> str:
+    """kubectl rebuilds an Invalid error from its details (dropping the source if it can).
+
+    Causes are listed as ``<field>: <message>``, each distinct line once, as
+    ``statusCausesToAggrError`` lists them.
+    """
+    causes = details.get("causes") or []
+    if details.get("kind") or details.get("name"):
+        head = f"The {details.get('kind', '')} {go_quote(str(details.get('name', '')))} is invalid"
+    else:
+        head = "The request is invalid"
+        if not causes and message:
+            head += f": {message}"
+    lines = list(dict.fromkeys(f"{c.get('field', '')}: {c.get('message', '')}" for c in causes))
+    if not lines:
+        return head
+    if len(lines) == 1:
+        return f"{head}: {lines[0]}"
+    return f"{head}: \n" + "\n".join(f"* {line}" for line in lines)
 
 
 def _stderr_has_colour() -> bool:
