@@ -8,6 +8,10 @@ unless the level is ``None``, records ``RequestReceived``.
 ``ResponseStarted`` (long-running requests only, when their headers go out)
 and ``ResponseComplete``; :meth:`RequestAudit.panic` records ``Panic`` for an
 unexpected error, the analogue of a Go handler's panic.
+
+Unlike kube-apiserver, which sends ``Audit-Id`` on every response, kapi sends
+it only when auditing is on (``--audit-log-path``): a server without an audit
+log then does no audit work per request at all.
 """
 
 from __future__ import annotations
