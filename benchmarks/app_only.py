@@ -4,10 +4,12 @@
 tens of percent from one round to the next and includes costs that are not
 kapi's (uvicorn, the event loop, loopback TCP, waking the client up).  This
 calls ``APIServerApp`` (and ``BareApp`` for comparison) directly with
-pre-built ASGI messages, so the number is the app's own CPU per request:
-steady enough (best of several repetitions) to see a 5% change, which is what
-an optimisation of src/ needs.  It is a diagnostic, not a replacement for
-``run.py``: no HTTP parsing, no socket writes, hot caches.
+pre-built ASGI messages, so the number is the app's own CPU per request
+(process CPU time, user and system, so time spent descheduled by other
+processes is not counted): steady enough (best of several repetitions) to
+see a 5% change, which is what an optimisation of src/ needs.  It is a
+diagnostic, not a replacement for ``run.py``: no HTTP parsing, no socket
+writes, hot caches.
 
     python benchmarks/app_only.py [--requests 3000] [--repeat 5]
 """
@@ -96,10 +98,10 @@ async def measure(requests: int, repeat: int) -> list[tuple[str, float, int]]:
                 for _ in range(repeat):
                     bodies = [make(next(counter)) if make else b"" for _ in range(requests)]
                     url = path()
-                    started = time.perf_counter()
+                    started = time.process_time()
                     for body in bodies:
                         status, _ = await call(target, method, url, body)
-                    best = min(best, (time.perf_counter() - started) / requests)
+                    best = min(best, (time.process_time() - started) / requests)
                 rows.append((label, best * 1e6, status))
         finally:
             await server.stop()

@@ -38,6 +38,7 @@ from kapi.endpoints.metrics import APIServerMetrics
 from kapi.endpoints.openapi import OpenAPIService
 from kapi.endpoints.protocol import CoalescingHttpToolsProtocol
 from kapi.features import FeatureGate
+from kapi.registry.informer import Informer
 from kapi.registry.store import Store
 from kapi.runtime.scheme import Resource, Scheme
 from kapi.storage.interface import Storage
@@ -84,6 +85,8 @@ class APIServer:
         self._crds: dict[str, dict[str, Any]] = {}
         self.webhook_clients = WebhookClientManager()
         self.webhook_source = WebhookSource()
+        #: The namespaces, for admission: read on every create of namespaced content.
+        self.namespace_informer = Informer()
         self.admission = AdmissionChain(
             [
                 NamespaceLifecycle(self),
@@ -125,6 +128,7 @@ class APIServer:
             )
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")
+        self._spawn(self.namespace_informer.run(self.store("", "namespaces")))
         self._spawn(NamespaceController(self).run())
         self._spawn(CRDController(self).run())
         self._spawn(self.webhook_source.run(self.stores))

@@ -6,7 +6,7 @@ terminated, and the system namespaces may not be deleted.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kapi.admission.interface import Attributes, Operation
 from kapi.apimachinery import errors
@@ -18,6 +18,19 @@ if TYPE_CHECKING:
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 #: Namespaces the server creates at start (``kube-node-lease`` may be deleted).
 SYSTEM_NAMESPACES = (*IMMORTAL_NAMESPACES, "kube-node-lease")
+
+
+async def get_namespace(server: APIServer, name: str) -> dict[str, Any]:
+    """A namespace from the server's informer, or from storage when the cache misses it.
+
+    Raises the 404 of a missing namespace.  A miss is looked up live, as
+    upstream's NamespaceLifecycle does, so that content can be created in a
+    namespace whose creation the informer has not yet seen.
+    """
+    cached = server.namespace_informer.get(None, name)
+    if cached is not None:
+        return cached
+    return await server.store("", "namespaces").get(None, name)
 
 
 class NamespaceLifecycle:
@@ -35,7 +48,7 @@ class NamespaceLifecycle:
         if a.operation is not Operation.CREATE or not resource.namespaced or not a.namespace:
             return
         try:
-            namespace = await self.server.store("", "namespaces").get(None, a.namespace)
+            namespace = await get_namespace(self.server, a.namespace)
         except errors.StatusError as exc:
             if exc.code == 404:
                 raise errors.not_found("namespaces", "", a.namespace) from None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kapi.admission.interface import Attributes
+from kapi.admission.namespace_lifecycle import get_namespace
 from kapi.admission.webhook.review import (
     AdmissionResponse,
     InvalidResponse,
@@ -152,7 +153,7 @@ class Dispatcher:
 
     async def _namespace_labels(self, name: str) -> dict[str, str]:
         """The stored namespace's labels; a missing namespace fails the request (404)."""
-        namespace = await self.server.store("", "namespaces").get(None, name)
+        namespace = await get_namespace(self.server, name)
         return dict(namespace["metadata"].get("labels") or {})
 
     async def invocations(

@@ -10,18 +10,15 @@ written, once its watch event arrives.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kapi.apimachinery.labels import Selector, SelectorParseError, label_selector_as_selector
 from kapi.apis.admissionregistration_v1 import GROUP
-from kapi.registry.predicate import EVERYTHING
+from kapi.registry.informer import Informer
 from kapi.registry.store import Store
 from kapi.webhook import WebhookClientConfig
-
-log = logging.getLogger(__name__)
 
 Object = dict[str, Any]
 
@@ -109,27 +106,8 @@ class WebhookSource:
 
     async def run(self, stores: Mapping[tuple[str, str], Store]) -> None:
         """Follow both configuration kinds until cancelled."""
+        mutating = Informer(lambda objs: self.set(MUTATING, list(objs.values())))
+        validating = Informer(lambda objs: self.set(VALIDATING, list(objs.values())))
         await asyncio.gather(
-            self._follow(stores[(GROUP, MUTATING)]), self._follow(stores[(GROUP, VALIDATING)])
+            mutating.run(stores[(GROUP, MUTATING)]), validating.run(stores[(GROUP, VALIDATING)])
         )
-
-    async def _follow(self, store: Store) -> None:
-        plural = store.resource.plural
-        while True:
-            current: dict[str, Object] = {}
-            try:
-                events = await store.watch(None, EVERYTHING)
-                async for event in events:
-                    if event.type == "BOOKMARK":
-                        continue
-                    name = event.object["metadata"]["name"]
-                    if event.type == "DELETED":
-                        current.pop(name, None)
-                    else:
-                        current[name] = event.object
-                    self.set(plural, list(current.values()))
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("watching %s failed; restarting", plural)
-                await asyncio.sleep(1)
