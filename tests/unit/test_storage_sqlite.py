@@ -436,18 +436,36 @@ def test_revisions_not_reused_after_compaction_and_restart(db: Path) -> None:
         assert (await s.create(CM + "ns/k0", b"y")).mod_revision == 11
 
     run(db, write_and_compact)
+    # Every key is forgotten, but the row holding the current revision is kept:
+    # it is what carries the high-water mark across the restart.
+    raw = sqlite3.connect(db)
+    assert raw.execute("SELECT id, deleted FROM kv").fetchall() == [(10, 1)]
+    raw.close()
     run(db, reopened)
-    # Even with every row gone, sqlite_sequence still holds the high-water mark.
+
+
+def test_databases_with_an_autoincrement_table_keep_their_high_water_mark(db: Path) -> None:
+    """Files written when ``kv`` had AUTOINCREMENT: ``sqlite_sequence`` still counts."""
     raw = sqlite3.connect(db)
     with raw:
-        raw.execute("DELETE FROM kv")
+        raw.execute(
+            "CREATE TABLE kv (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,"
+            " created INTEGER NOT NULL, deleted INTEGER NOT NULL, create_revision INTEGER NOT"
+            " NULL, prev_revision INTEGER NOT NULL, value BLOB NOT NULL, old_value BLOB)"
+        )
+        for revision in (1, 2, 3):
+            raw.execute(
+                "INSERT INTO kv VALUES (?, ?, 1, 0, ?, 0, x'00', NULL)",
+                (revision, f"{CM}ns/k{revision}", revision),
+            )
+        raw.execute("DELETE FROM kv WHERE id > 1")  # removed by hand, not by compaction
     raw.close()
 
-    async def emptied(s: SQLiteStorage) -> None:
-        assert await s.current_revision() == 11
-        assert (await s.create(CM + "ns/k1", b"z")).mod_revision == 12
+    async def reopened(s: SQLiteStorage) -> None:
+        assert await s.current_revision() == 3
+        assert (await s.create(CM + "ns/new", b"y")).mod_revision == 4
 
-    run(db, emptied)
+    run(db, reopened)
 
 
 def test_store_owns_its_file(db: Path) -> None:

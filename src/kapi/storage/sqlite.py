@@ -5,7 +5,7 @@ The data table is an append-only log in which every row is one write event
 k3s's kine lays it out::
 
     CREATE TABLE kv (
-        id              INTEGER PRIMARY KEY AUTOINCREMENT,  -- the revision
+        id              INTEGER PRIMARY KEY,  -- the revision
         name            TEXT    NOT NULL,                   -- the key
         created         INTEGER NOT NULL,  -- 1: this row creates the key
         deleted         INTEGER NOT NULL,  -- 1: this row deletes the key
@@ -20,9 +20,12 @@ k3s's kine lays it out::
 A key's state is its highest-id row, absent if that row is a delete row; the
 state at an older revision is the highest row at or below it, so reads at old
 revisions and watch history both come straight from the table, across
-restarts too.  ``AUTOINCREMENT`` keeps the high-water mark in
-``sqlite_sequence``, so revisions are never reused, even after compaction has
-deleted the rows that carried them.  ``meta`` holds the compacted revision.
+restarts too.  The store picks each new row's id (the current revision + 1)
+and compaction never deletes the row holding the current revision, so the
+highest id is always the current revision and revisions are never reused.
+That is why the table has no ``AUTOINCREMENT``, which kine uses: its
+``sqlite_sequence`` row would be one more page written by every commit
+(about 15% of a write).  ``meta`` holds the compacted revision.
 
 Concurrency model: every SQLite call runs synchronously on the event-loop
 thread, on one connection.  That is deliberate: no thread hop per request
@@ -65,7 +68,7 @@ from kapi.storage.interface import (
 _SCHEMA = """
 BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS kv (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
     created INTEGER NOT NULL,
     deleted INTEGER NOT NULL,
@@ -120,9 +123,9 @@ _COMPACT_SUPERSEDED = (
 )
 # Step 2: a delete row that is now its key's only row at or below the
 # revision goes too, which forgets the key.  The row holding the current
-# revision is kept, as kine does, although sqlite_sequence alone already
-# keeps revisions from being reused; the window starts at the previous
-# compaction revision inclusive to catch such a row kept last time.
+# revision is kept, as kine does: it carries the revision high-water mark
+# across restarts.  The window starts at the previous compaction revision
+# inclusive to catch such a row kept last time.
 _COMPACT_DELETED = "DELETE FROM kv WHERE id >= ? AND id <= ? AND deleted = 1 AND id != ?"
 
 
@@ -134,6 +137,20 @@ def _ranged(sql: str) -> tuple[str, str]:
 _LIST_SQL = _ranged(_LIST)
 _COUNT_SQL = _ranged(_COUNT)
 _HISTORY_SQL = _ranged(_HISTORY)
+
+
+def _high_water_mark(conn: sqlite3.Connection) -> int:
+    """The current revision: the highest row id (see the module docstring).
+
+    Databases written before the table lost ``AUTOINCREMENT`` keep their
+    ``sqlite_sequence``, which may be higher if rows were removed by hand.
+    """
+    (highest,) = conn.execute("SELECT MAX(id) FROM kv").fetchone()
+    try:
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'kv'").fetchone()
+    except sqlite3.OperationalError:  # no AUTOINCREMENT table ever existed in this file
+        row = None
+    return max(highest or 0, row[0] if row else 0)
 
 
 def prefix_end(prefix: str) -> str | None:
@@ -259,7 +276,7 @@ class SQLiteStorage(Storage):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={mode}")
             conn.executescript(_SCHEMA)
-            row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'kv'").fetchone()
+            revision = _high_water_mark(conn)
             compacted = conn.execute(
                 "SELECT value FROM meta WHERE key = 'compacted_revision'"
             ).fetchone()
@@ -269,7 +286,7 @@ class SQLiteStorage(Storage):
         self._conn = conn
         # Bound once: saves an attribute lookup on every query.
         self._execute = conn.execute
-        self._revision: int = row[0] if row else 0
+        self._revision = revision
         self._compacted: int = compacted[0] if compacted else 0
         self._watchers: set[SQLiteWatch] = set()
         self._closed = False
