@@ -27,7 +27,7 @@ from kapi.apimachinery.labels import parse_selector
 from kapi.apimachinery.validation import validate_field_manager
 from kapi.endpoints import tables
 from kapi.endpoints.http import Request, Response, StreamingResponse
-from kapi.endpoints.negotiation import Output, body_media_type
+from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import Preconditions, Store
 from kapi.request import current as current_request
@@ -392,8 +392,12 @@ def _validate_list_options(query: dict[str, str], watch: bool) -> None:
 
 
 async def get(scope: RequestScope, request: Request) -> Response:
-    obj = await scope.store.get(scope.namespace, scope.name)
-    return await scope.respond(200, obj)
+    kv = await scope.store.read(scope.namespace, scope.name)
+    if scope.output == JSON_OUTPUT and scope.version == scope.store.hub_version:
+        body = scope.store.json_response(kv)
+        if body is not None:
+            return Response(200, body)
+    return await scope.respond(200, await scope.store.decode(kv))
 
 
 async def list_(scope: RequestScope, request: Request) -> Response:
