@@ -57,6 +57,9 @@ async def call(app: Any, method: str, path: str, body: bytes) -> tuple[int, int]
             size += len(message.get("body", b""))
 
     await app(scope, receive, send)
+    # A served request ends with the event loop reading sockets again, which lets
+    # background tasks (the informers admission reads) run; do the same.
+    await asyncio.sleep(0)
     return status, size
 
 

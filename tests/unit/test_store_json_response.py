@@ -59,3 +59,71 @@ def test_values_in_another_shape_are_left_to_the_decoder(tmp_path: Path) -> None
     spliced, decoded, revision = _scenario(tmp_path, body)
     assert spliced is None
     assert decoded["metadata"] == {"name": "old", "resourceVersion": str(revision)}
+
+
+WIDGETS = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {
+            "plural": "widgets",
+            "singular": "widget",
+            "kind": "Widget",
+            "listKind": "WidgetList",
+        },
+        "versions": [
+            {
+                "name": name,
+                "served": True,
+                "storage": name == "v1",
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+            for name in ("v1beta1", "v1")
+        ],
+    },
+    "status": {
+        "acceptedNames": {
+            "plural": "widgets",
+            "singular": "widget",
+            "kind": "Widget",
+            "listKind": "WidgetList",
+        }
+    },
+}
+
+
+def test_strategy_none_reads_splice_in_every_served_version(tmp_path: Path) -> None:
+    async def body(server: APIServer) -> list[tuple[Any, Any]]:
+        server.install_custom_resource(WIDGETS)
+        resource = server.scheme.by_kind("example.com", "Widget")
+        assert resource is not None
+        v1, v1beta1 = server.store_for(resource, "v1"), server.store_for(resource, "v1beta1")
+        widget = {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default"},
+        }
+        await v1.create({**widget, "spec": {"size": 1}})
+        kv = await v1.read("default", "w")
+        out = []
+        for store in (v1, v1beta1):
+            spliced = store.json_response(kv)
+            assert spliced is not None
+            out.append((orjson.loads(spliced), await store.decode(kv)))
+        return out
+
+    results = _scenario(tmp_path, body)
+    for spliced, decoded in results:
+        assert spliced == decoded
+    assert [spliced["apiVersion"] for spliced, _ in results] == [
+        "example.com/v1",
+        "example.com/v1beta1",
+    ]

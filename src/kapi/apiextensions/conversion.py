@@ -17,6 +17,8 @@ from kapi.webhook import WebhookClientManager
 class NoneConverter:
     """Conversion strategy ``None``: the object is the same in every version."""
 
+    identity = True
+
     async def convert(self, objects: list[Object], api_version: str) -> list[Object]:
         return [{**obj, "apiVersion": api_version} for obj in objects]
 

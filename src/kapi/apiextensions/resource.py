@@ -67,7 +67,7 @@ def custom_resource(crd: Object, clients: WebhookClientManager) -> CustomResourc
         versions[name] = ResourceVersion(
             name,
             None,
-            defaulter=Defaulter(schema).apply,
+            defaulter=Defaulter(schema),
             pruner=_pruner(schema),
             openapi_schema=schema,
             served=bool(version.get("served")),

@@ -61,6 +61,8 @@ def conversion_failed(message: str) -> StatusError:
 class WebhookConverter:
     """Converts custom resources of one CRD by calling its conversion webhook."""
 
+    identity = False
+
     def __init__(
         self,
         client_config: Mapping[str, Any] | WebhookClientConfig,

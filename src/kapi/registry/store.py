@@ -37,6 +37,7 @@ from kapi.storage.interface import (
     KeyValue,
     Storage,
 )
+from kapi.validation.defaulting import Defaulter
 
 Object = dict[str, Any]
 
@@ -72,6 +73,9 @@ class WatchEvent:
 class Preconditions:
     uid: str | None = None
     resource_version: str | None = None
+
+
+_METADATA_OPEN = b'","metadata":{"'
 
 
 class Store:
@@ -114,13 +118,21 @@ class Store:
         self._read_defaulter = (
             resource.versions[self.hub_version].defaulter if resource.default_on_read else None
         )
-        #: How a stored value starts when a GET can answer it as is (see :meth:`json_response`).
+        # How stored values start when a GET can answer them as they are: see json_response.
+        converter = resource.converter
+        identity = converter is not None and converter.identity
+        kind = orjson.dumps({"kind": resource.kind})[:-1]
+        read_defaulter = self._read_defaulter
+        #: A schema defaulter that can tell from the bytes when it would change nothing.
+        self._schema_defaulter = read_defaulter if isinstance(read_defaulter, Defaulter) else None
         self._json_head = (
             None
-            if self._recode or self._read_defaulter is not None
-            else orjson.dumps({"kind": resource.kind, "apiVersion": self._hub_api_version})[:-1]
-            + b',"metadata":{"'
+            if (read_defaulter is not None and self._schema_defaulter is None)
+            or (self._recode and not identity)
+            else kind + b',"apiVersion":"' + self._hub_api_version.encode() + _METADATA_OPEN
         )
+        #: With strategy None, a value stored in any version: only its apiVersion differs.
+        self._any_version_head = kind + b',"apiVersion":"' if identity else None
 
     # -- encoding --------------------------------------------------------------------
 
@@ -205,17 +217,28 @@ class Store:
 
         :meth:`encode` writes ``kind``, ``apiVersion`` and ``metadata`` first,
         so the response is the stored bytes with the resourceVersion spliced
-        in as the first field of ``metadata``: the hottest read skips a JSON
-        decode and re-encode.  ``None`` when the value does not start as a
-        hub object of this kind does (stored in another version or key
-        order), or when reads must convert or default: decode it then.
+        in as the first field of ``metadata`` (and, for a custom resource
+        with conversion strategy ``None``, the apiVersion replaced): the
+        hottest read skips a JSON decode and re-encode.  ``None`` when the
+        value does not start that way (another version that needs a real
+        conversion, or an older key order), or when read-time defaulting
+        might change it: decode it then.
         """
         head, value = self._json_head, kv.value
-        if head is None or not value.startswith(head):
+        if head is None or (self._schema_defaulter and self._schema_defaulter.changes(value)):
             return None
-        cut = len(head) - 1
+        if value.startswith(head):
+            rest = len(head) - 1
+        elif self._any_version_head is not None and value.startswith(self._any_version_head):
+            # An apiVersion has no quote in it: the first match closes it.
+            rest = value.find(_METADATA_OPEN, len(self._any_version_head))
+            if rest < 0:
+                return None
+            rest += len(_METADATA_OPEN) - 1
+        else:
+            return None
         rv = b'"resourceVersion":"%d",' % kv.mod_revision
-        return b"".join((value[:cut], rv, value[cut:]))
+        return b"".join((head[:-1], rv, value[rest:]))
 
     async def list(
         self,

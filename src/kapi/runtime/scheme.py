@@ -35,6 +35,10 @@ class ObjectConverter(Protocol):
     conversion webhook); built-in kinds use per-version functions instead.
     """
 
+    #: The object is the same in every version but for ``apiVersion`` (strategy
+    #: ``None``), so readers may rewrite that alone (``Store.json_response``).
+    identity: bool
+
     async def convert(self, objects: list[Object], api_version: str) -> list[Object]:
         """``objects`` (of any served version) in ``api_version``, in the same order.
 

@@ -35,7 +35,7 @@ def _copy(value: Any) -> Any:
 class _Node:
     """What defaulting needs of one structural schema node."""
 
-    __slots__ = ("additional", "default", "defaults", "items", "nullable", "props")
+    __slots__ = ("additional", "any_default", "default", "defaults", "items", "nullable", "props")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.default: Any = schema.get("default")
@@ -50,6 +50,11 @@ class _Node:
         self.items = _Node(items) if isinstance(items, dict) else None
         additional = schema.get("additionalProperties")
         self.additional = _Node(additional) if isinstance(additional, dict) else None
+        children = (*self.props.values(), self.items, self.additional)
+        #: Whether this node or one below it has a default.
+        self.any_default: bool = self.default is not None or any(
+            child.any_default for child in children if child is not None
+        )
 
     def null_replacement(self) -> Any:
         """What a ``null`` under this node becomes when it is not nullable (None: nothing)."""
@@ -106,7 +111,16 @@ class Defaulter:
     def __init__(self, schema: dict[str, Any]) -> None:
         self._root = _Node(schema)
 
-    def apply(self, obj: Any) -> None:
+    def __call__(self, obj: Any) -> None:
         """Drop non-nullable nulls that have no default, then apply defaults, in place."""
         _prune_nulls(obj, self._root)
         _default(obj, self._root)
+
+    def changes(self, encoded: bytes) -> bool:
+        """Whether defaulting might change the JSON object ``encoded``.
+
+        Without a default anywhere in the schema, only a ``null`` can be
+        touched (dropped), so a value with no ``null`` in it stays as it is:
+        reads from storage can then skip decoding it.
+        """
+        return self._root.any_default or b"null" in encoded

@@ -14,7 +14,7 @@ def _obj(**props: Any) -> dict[str, Any]:
 
 
 def _defaulted(schema: dict[str, Any], obj: Any) -> Any:
-    Defaulter(schema).apply(obj)
+    Defaulter(schema)(obj)
     return obj
 
 
@@ -70,10 +70,10 @@ def test_a_defaulted_object_is_defaulted_further() -> None:
 def test_defaults_are_deep_copied() -> None:
     defaulter = Defaulter(_obj(spec={"type": "object", "default": {"list": [1]}}))
     first: dict[str, Any] = {}
-    defaulter.apply(first)
+    defaulter(first)
     first["spec"]["list"].append(2)
     second: dict[str, Any] = {}
-    defaulter.apply(second)
+    defaulter(second)
     assert second == {"spec": {"list": [1]}}
 
 
@@ -143,3 +143,15 @@ def test_default_null_counts_as_no_default() -> None:
 def test_values_without_object_schema_are_left_alone(value: Any) -> None:
     schema = {"type": "string", "default": "foo"}
     assert _defaulted(schema, value) == value
+
+
+def test_changes_tells_when_a_stored_value_may_be_left_as_it_is() -> None:
+    plain = Defaulter(_obj(spec={"type": "object", "properties": {"a": {"type": "string"}}}))
+    defaulted = Defaulter(_obj(spec={"type": "object", "properties": {"a": {"default": "x"}}}))
+    assert not plain.changes(b'{"spec":{"a":"b"}}')
+    assert plain.changes(b'{"spec":{"a":null}}')  # a null may be pruned
+    assert defaulted.changes(b'{"spec":{"a":"b"}}')
+    # What `changes` promises: a value it lets through is exactly what defaulting makes of it.
+    obj = {"spec": {"a": "b", "extra": [1, {"x": True}]}}
+    plain(obj)
+    assert obj == {"spec": {"a": "b", "extra": [1, {"x": True}]}}
