@@ -23,7 +23,6 @@ from kapi.endpoints.negotiation import negotiate_output
 from kapi.endpoints.requestinfo import parse_request_info
 from kapi.endpoints.warnings import warning_headers
 from kapi.request import RequestContext, RequestInfo, bind
-from kapi.request import current as current_request
 from kapi.runtime.scheme import Resource
 
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ class APIServerApp:
         audit = auditor.begin(request, info, context) if auditor is not None else None
         try:
             if info.is_resource_request:
-                response = await self._resource(request, info)
+                response = await self._resource(request, info, context)
             else:
                 response = await self._non_resource(request)
         except errors.StatusError as exc:
@@ -109,7 +108,7 @@ class APIServerApp:
             request.headers.get("content-type", "") if request.method == "PATCH" else "",
         )
 
-    async def _resource(self, request: Request, info: RequestInfo) -> Any:
+    async def _resource(self, request: Request, info: RequestInfo, context: RequestContext) -> Any:
         server = self.server
         if server.stopping.is_set() and info.verb != "watch":
             # Upstream's WithWaitGroup: once shutdown has begun, requests that still arrive
@@ -128,7 +127,7 @@ class APIServerApp:
             raise _METHOD_NOT_ALLOWED
         warning = server.scheme.deprecation_warning(resource, info.api_version)
         if warning is not None:
-            self._record_deprecated(resource, info, warning)
+            self._record_deprecated(resource, info, warning, context)
         output = negotiate_output(request.headers.get("accept"))
         scope = handlers.RequestScope(
             scheme=server.scheme,
@@ -144,12 +143,13 @@ class APIServerApp:
         )
         return await handler(scope, request)
 
-    def _record_deprecated(self, resource: Resource, info: RequestInfo, warning: str) -> None:
+    def _record_deprecated(
+        self, resource: Resource, info: RequestInfo, warning: str, context: RequestContext
+    ) -> None:
         """Upstream's deprecated-API handling: the warning, the gauge, audit annotations."""
         removed_release = self.server.scheme.removed_release(resource, info.api_version)
         self.metrics.record_deprecated(info, removed_release)
-        context = current_request()
-        context.add_warning(warning)
+        context.warning_recorder.add_warning(warning)
         context.audit_annotations[DEPRECATED_ANNOTATION] = "true"
         if removed_release:
             context.audit_annotations[REMOVED_RELEASE_ANNOTATION] = removed_release

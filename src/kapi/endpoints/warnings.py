@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 
 from kapi.apimachinery.warningheader import new_warning_header
 
@@ -42,12 +41,15 @@ WARNING_CODE = 299
 class WarningRecorder:
     """Collects one request's warnings, de-duplicated, and renders their headers.
 
-    Thread-safe, as upstream's is, because a handler may hand work to a thread
-    that still reports warnings for its request.
+    Upstream's recorder takes a lock because Go handlers fan out to
+    goroutines.  A kapi request runs on the event loop's thread, and no
+    request work is handed to other threads, so this one has none: every
+    request creates a recorder, and most never add to it.
     """
 
+    __slots__ = ("_headers", "_recorded", "_truncating", "_written")
+
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         #: Every distinct text added, in order, with the agent it first came with.
         self._recorded: dict[str, str] = {}
         self._headers: list[bytes] = []
@@ -56,24 +58,21 @@ class WarningRecorder:
 
     def add_warning(self, text: str, *, agent: str = "") -> None:
         """Record ``text`` for the response; an empty ``agent`` is written as ``-``."""
-        if not text:
+        if not text or text in self._recorded:
             return
-        with self._lock:
-            if self._truncating and self._written >= TRUNCATE_AT_TOTAL_RUNES:
-                return
-            if text in self._recorded:
-                return
-            self._recorded[text] = agent
-            if self._truncating:
-                text = _truncate(text)
-            header = _header(agent, text)
-            if header is None:
-                return
-            if self._truncating or self._written + len(text) <= TRUNCATE_AT_TOTAL_RUNES:
-                self._written += len(text)
-                self._headers.append(header)
-            else:
-                self._start_truncating()
+        if self._truncating and self._written >= TRUNCATE_AT_TOTAL_RUNES:
+            return
+        self._recorded[text] = agent
+        if self._truncating:
+            text = _truncate(text)
+        header = _header(agent, text)
+        if header is None:
+            return
+        if self._truncating or self._written + len(text) <= TRUNCATE_AT_TOTAL_RUNES:
+            self._written += len(text)
+            self._headers.append(header)
+        else:
+            self._start_truncating()
 
     def _start_truncating(self) -> None:
         """Rewrite everything recorded so far, each warning cut to the item limit."""
@@ -95,13 +94,11 @@ class WarningRecorder:
         What the request warned about, for callers such as audit that must not
         depend on the header budget.
         """
-        with self._lock:
-            return list(self._recorded)
+        return list(self._recorded)
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         """The ``Warning`` response headers, in the order their warnings were added."""
-        with self._lock:
-            return [(b"warning", value) for value in self._headers]
+        return [(b"warning", value) for value in self._headers]
 
 
 @functools.lru_cache(maxsize=1024)
