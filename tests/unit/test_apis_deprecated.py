@@ -441,9 +441,25 @@ def test_columns() -> None:
         "Active",
         "Last Schedule",
         "Age",
+        "Containers",
+        "Images",
+        "Selector",
     ]
+    # -o wide adds the pod template's containers and images and the job selector.
+    cronjob_columns = [c for c in resource("CronJob").columns if c.name != "Age"]
+    assert [c.priority for c in cronjob_columns] == [0] * 6 + [1] * 3
     cj = {"metadata": {"name": "c"}, "spec": {"schedule": "@daily"}, "status": {"active": [{}]}}
-    assert cells("CronJob", cj) == ["c", "@daily", "<none>", "<unset>", 1, "<none>"]
+    assert [c.cell(cj) for c in cronjob_columns] == [
+        *["c", "@daily", "<none>", "<unset>", 1, "<none>"],
+        *["", "", "<none>"],
+    ]
+    containers = [{"name": "a", "image": "i:1"}, {"name": "b", "image": "i:2"}]
+    job = {
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {"spec": {"containers": containers}},
+    }
+    cj["spec"]["jobTemplate"] = {"spec": job}
+    assert [c.cell(cj) for c in cronjob_columns[-3:]] == ["a,b", "i:1,i:2", "app=x"]
     assert [c.name for c in resource("Ingress").columns] == [
         "Name",
         "Class",

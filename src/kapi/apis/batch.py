@@ -17,9 +17,10 @@ from __future__ import annotations
 from kapi.apimachinery import validation
 from kapi.apimachinery.field import FieldError, Path, invalid, not_supported, required
 from kapi.apis.core_v1_endpoints import ObjectReference
+from kapi.apis.core_v1_podtemplate import PodTemplateSpec
 from kapi.apis.meta import ObjectMeta, kind_struct
 from kapi.registry.strategy import Strategy
-from kapi.registry.tables import AGE, NAME, Column, since
+from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
 from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Scalar, Struct, Time
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version
@@ -45,13 +46,23 @@ SUSPEND_DOC = (
 )
 ACTIVE_DOC = "A list of pointers to currently running jobs."
 LAST_SCHEDULE_DOC = "Information when was the last time the job was successfully scheduled."
+CONTAINERS_DOC = "Names of each container in the template."
+IMAGES_DOC = "Images referenced by each container in the template."
+JOB_SELECTOR_DOC = "A label query over pods that should match the pod count."
 
 # --- schema ---------------------------------------------------------------------------------
 
-#: Kept free-form on purpose (see the module docstring).
+#: Kept free-form on purpose (see the module docstring), but for the pod template's
+#: patch metadata, which strategic merge patch needs to merge its containers.
 JobSpec = Struct(
     "io.k8s.api.batch.v1.JobSpec",
-    (),
+    (
+        Field(
+            "template",
+            PodTemplateSpec,
+            "Describes the pod that will be created when executing a job.",
+        ),
+    ),
     "JobSpec describes how the job execution will look like.",
     preserve_unknown_fields=True,
 )
@@ -288,6 +299,15 @@ def _last_schedule_cell(obj: Object) -> str:
     return since(last) if last else "<none>"
 
 
+def _job_template_spec(obj: Object) -> Object:
+    return (_spec_of(obj).get("jobTemplate") or {}).get("spec") or {}
+
+
+def _containers(obj: Object) -> list[Object]:
+    pod = (_job_template_spec(obj).get("template") or {}).get("spec") or {}
+    return pod.get("containers") or []
+
+
 def resources() -> list[Resource]:
     """The batch resources this module defines."""
     return [
@@ -336,6 +356,28 @@ def resources() -> list[Resource]:
                 ),
                 Column("Last Schedule", "string", LAST_SCHEDULE_DOC, _last_schedule_cell),
                 AGE,
+                # -o wide: upstream's layoutContainerCells and FormatLabelSelector.
+                Column(
+                    "Containers",
+                    "string",
+                    CONTAINERS_DOC,
+                    lambda o: ",".join(c.get("name", "") for c in _containers(o)),
+                    priority=1,
+                ),
+                Column(
+                    "Images",
+                    "string",
+                    IMAGES_DOC,
+                    lambda o: ",".join(c.get("image", "") for c in _containers(o)),
+                    priority=1,
+                ),
+                Column(
+                    "Selector",
+                    "string",
+                    JOB_SELECTOR_DOC,
+                    lambda o: label_selector_cell(_job_template_spec(o).get("selector")),
+                    priority=1,
+                ),
             ),
         )
     ]

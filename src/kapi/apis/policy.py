@@ -135,8 +135,9 @@ UNHEALTHY_POD_EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
 _STATUS_COUNTS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")
 
 
-def _pdb_schema(version: str, selector_doc: str) -> Struct:
-    """The kind's schema in ``version``; the versions differ only in the selector's meaning."""
+def _pdb_schema(version: str, selector_doc: str, selector_patch_strategy: str | None) -> Struct:
+    """The kind's schema in ``version``; the versions differ only in the selector's meaning
+    (and v1 alone tags it ``patchStrategy:"replace"``, so a strategic merge patch replaces it)."""
     prefix = f"io.k8s.api.policy.{version}"
     spec = Struct(
         f"{prefix}.PodDisruptionBudgetSpec",
@@ -149,7 +150,7 @@ def _pdb_schema(version: str, selector_doc: str) -> Struct:
                 "evicted pod.  So for example you can prevent all voluntary evictions by "
                 'specifying "100%".',
             ),
-            Field("selector", LabelSelector, selector_doc),
+            Field("selector", LabelSelector, selector_doc, patch_strategy=selector_patch_strategy),
             Field(
                 "maxUnavailable",
                 IntOrString(),
@@ -235,12 +236,14 @@ PodDisruptionBudgetV1 = _pdb_schema(
     "Label query over pods whose evictions are managed by the disruption budget. A null "
     "selector will match no pods, while an empty ({}) selector will select all pods within the "
     "namespace.",
+    "replace",
 )
 PodDisruptionBudgetV1beta1 = _pdb_schema(
     "v1beta1",
     "Label query over pods whose evictions are managed by the disruption budget. A null "
     "selector selects no pods. An empty selector ({}) also selects no pods, which differs from "
     "the policy/v1 behavior where an empty PDB selector selects all pods.",
+    None,
 )
 
 # --- validation -----------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selector
+
 Object = dict[str, Any]
 
 
@@ -44,6 +46,15 @@ def first_of(values: list[str], total: int, limit: int = 3) -> str:
     """Upstream printers' capped lists: ``a,b,c + 2 more...`` once ``total`` exceeds ``limit``."""
     text = ",".join(values[:limit])
     return f"{text} + {total - limit} more..." if total > limit else text
+
+
+def label_selector_cell(selector: Object | None) -> str:
+    """``metav1.FormatLabelSelector``: a selector as text, ``<none>`` when it has no terms."""
+    try:
+        text = str(label_selector_as_selector(selector))
+    except SelectorParseError:
+        return "<error>"
+    return text or "<none>"
 
 
 def short_duration(seconds: float) -> str:

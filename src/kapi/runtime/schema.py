@@ -151,6 +151,9 @@ class Field:
     schema: Schema
     description: str = ""
     required: bool = False
+    #: ``x-kubernetes-patch-strategy`` of a non-list field (``replace`` on PDB v1's
+    #: selector); a list's strategy is on its :class:`List`.
+    patch_strategy: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,6 +198,8 @@ class Struct(Schema):
                 prop = _with_default(f.schema, refs)
                 if f.description:
                     prop = {"description": f.description, **prop}
+                if f.patch_strategy:
+                    prop["x-kubernetes-patch-strategy"] = f.patch_strategy
                 properties[f.name] = prop
             schema["properties"] = properties
         required = [f.name for f in self.fields if f.required]
@@ -235,10 +240,12 @@ def components(roots: list[Struct]) -> JSON:
 
 
 _SHARED_DEFINITIONS: JSON = {
+    # v3 publishes IntOrString's OpenAPIV3OneOfTypes, without a type of its own (so
+    # ``kubectl explain`` names it); /openapi/v2 gives it its v2 type, string.
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
         "description": "IntOrString is a type that can hold an int32 or a string.",
         "format": "int-or-string",
-        "type": "string",
+        "oneOf": [{"type": "integer"}, {"type": "string"}],
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": {
         "description": "MicroTime is version of Time with microsecond level precision.",
