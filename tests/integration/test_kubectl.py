@@ -2,8 +2,8 @@
 
 Every test drives a released kubectl through a subprocess and checks its exit
 code and the exact lines it prints, as kubectl prints them against
-kube-apiserver. Objects are created from files (``create -f``): the generator
-commands (``create configmap --from-literal``) send protobuf from kubectl 1.32.
+kube-apiserver. Objects are created from files (``create -f``); the generator
+commands are in ``test_kubectl_protobuf.py``.
 """
 
 from __future__ import annotations
@@ -259,11 +259,8 @@ def test_core_flow_across_versions(
     k = make_kubectl(kapi_server, tmp_path, version)
     ns = ("-n", namespace)
     path = write("cm.yaml", configmap("x"))
-    # kubectl < 1.29 validates against the protobuf /openapi/v2 document, which comes
-    # with the kubectl-compatibility issue; until then it is pointed past that check.
-    validate = ("--validate=false",) if version in ("1.27", "1.28") else ()
-
-    assert k.ok(*ns, "create", "-f", path, *validate).out_lines == ["configmap/x created"]
+    # kubectl < 1.29 validates against the protobuf /openapi/v2 document first.
+    assert k.ok(*ns, "create", "-f", path).out_lines == ["configmap/x created"]
     assert k.ok(*ns, "get", "configmap", "x", "-o", "name").out_lines == ["configmap/x"]
     assert_table(
         k.ok(*ns, "get", "configmaps").out_lines, ["NAME   DATA   AGE", "x      1      <age>"]

@@ -8,7 +8,7 @@ from kapi.apimachinery import errors
 from kapi.runtime import serializer
 
 #: What kapi can answer with, in the order upstream lists its serializers.
-_SUPPORTED = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+_SUPPORTED = (serializer.JSON, serializer.YAML, serializer.PROTOBUF)
 
 
 @dataclass(frozen=True)
@@ -21,10 +21,17 @@ class Output:
 
 
 JSON_OUTPUT = Output(serializer.JSON)
+PROTOBUF_OUTPUT = Output(serializer.PROTOBUF)
 
 
-def negotiate_output(accept: str | None, *, allow_transform: bool = True) -> Output:
-    """Pick the response media type from ``Accept`` (406 when none can be served)."""
+def negotiate_output(
+    accept: str | None, *, allow_transform: bool = True, protobuf: bool = False
+) -> Output:
+    """Pick the response media type from ``Accept`` (406 when none can be served).
+
+    Protobuf is served only for kinds that have a protobuf form (``protobuf``);
+    for the others, as for custom resources upstream, the next type asked for is.
+    """
     if not accept:
         return JSON_OUTPUT
     for clause in accept.split(","):
@@ -40,16 +47,14 @@ def negotiate_output(accept: str | None, *, allow_transform: bool = True) -> Out
             return JSON_OUTPUT
         if media == "application/yaml":
             return Output(serializer.YAML)
-    raise errors.not_acceptable(_SUPPORTED)
+        if media == serializer.PROTOBUF and protobuf:
+            return PROTOBUF_OUTPUT
+    raise errors.not_acceptable(_SUPPORTED if protobuf else serializer.TEXT_BODY_TYPES)
 
 
 def body_media_type(content_type: str | None, allowed: tuple[str, ...]) -> str:
-    """The media type of a request body; missing means JSON (kubectl's chunked bodies).
-
-    Object bodies advertise every serializer upstream has (protobuf included) in
-    the 415 message; what kapi decodes is JSON and YAML.
-    """
+    """The media type of a request body; missing means JSON (kubectl's chunked bodies)."""
     media = (content_type or serializer.JSON).split(";", 1)[0].strip().lower()
-    if media not in allowed or media == serializer.PROTOBUF:
+    if media not in allowed:
         raise errors.unsupported_media_type(allowed)
     return media

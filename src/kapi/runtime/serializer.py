@@ -15,6 +15,9 @@ from typing import Any
 import orjson
 import yaml
 
+from kapi.runtime import protobuf
+from kapi.runtime.protowire import ProtobufDecodeError
+
 try:  # The C loader/dumper is an order of magnitude faster when libyaml is there.
     from yaml import CSafeDumper as _YAMLDumper
     from yaml import CSafeLoader as _YAMLLoader
@@ -32,6 +35,8 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 #: Media types a POST or PUT body may use, in upstream's order of preference.
 BODY_TYPES = (JSON, YAML, PROTOBUF)
+#: What bodies of kinds without a protobuf form (custom resources) may use.
+TEXT_BODY_TYPES = (JSON, YAML)
 
 
 @dataclass
@@ -48,19 +53,33 @@ class SyntaxDecodeError(ValueError):
     callers that are not decoding an object (patches) wrap in their own text.
     """
 
-    def __init__(self, message: str, detail: str | None = None) -> None:
+    def __init__(
+        self, message: str, detail: str | None = None, named: tuple[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.detail = detail or message
+        #: ``(apiVersion, kind)`` the body named, when what failed is the object after it
+        #: (protobuf): upstream then says the kind ``cannot be handled``.
+        self.named = named
 
 
-def decode(body: bytes, media_type: str, *, find_duplicates: bool) -> Decoded:
-    """Parse a JSON or YAML body, keeping duplicate-field paths when asked.
+def decode(
+    body: bytes,
+    media_type: str,
+    *,
+    find_duplicates: bool,
+    default_kind: tuple[str, str] | None = None,
+) -> Decoded:
+    """Parse a JSON, YAML or protobuf body, keeping duplicate-field paths when asked.
 
-    Raises :class:`SyntaxDecodeError` on a syntax error; the handler adds the
-    upstream ``the object provided is unrecognized`` framing.
+    ``default_kind`` is the ``(apiVersion, kind)`` a protobuf envelope that names
+    none means.  Raises :class:`SyntaxDecodeError` on a syntax error; the handler
+    adds the upstream ``the object provided is unrecognized`` framing.
     """
     if media_type == YAML:
         return _decode_yaml(body)
+    if media_type == PROTOBUF:
+        return _decode_protobuf(body, default_kind)
     try:
         obj = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -160,6 +179,15 @@ def _innermost_open(doc: str, pos: int) -> str:
         elif ch in "}]" and stack:
             stack.pop()
     return stack[-1] if stack else ""
+
+
+def _decode_protobuf(body: bytes, default_kind: tuple[str, str] | None) -> Decoded:
+    try:
+        return Decoded(protobuf.decode(body, default_kind))
+    except protobuf.ObjectDecodeError as exc:
+        raise SyntaxDecodeError(str(exc), named=(exc.api_version, exc.kind)) from None
+    except ProtobufDecodeError as exc:
+        raise SyntaxDecodeError(str(exc)) from None
 
 
 def _decode_yaml(body: bytes) -> Decoded:
