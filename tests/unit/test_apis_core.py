@@ -54,6 +54,7 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "ConfigMap",
         "Secret",
         "Endpoints",
+        "Event",
         "CronJob",
         "Lease",
         "EndpointSlice",

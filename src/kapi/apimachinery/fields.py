@@ -267,13 +267,20 @@ def check_field_labels(selector: Selector, allowed: Collection[str]) -> None:
             raise FieldLabelNotSupportedError(r.field)
 
 
-def field_label_converter(allowed: Collection[str]) -> TransformFunc:
-    """A ``TransformFunc`` accepting only ``allowed`` labels, for ``Selector.transform``."""
+def field_label_converter(
+    allowed: Collection[str], renames: Mapping[str, str] | None = None
+) -> TransformFunc:
+    """A ``TransformFunc`` accepting only ``allowed`` labels, for ``Selector.transform``.
+
+    ``renames`` maps a label to the one the internal object knows it by (upstream's
+    field label conversion functions, such as events.k8s.io's ``regarding.*``).
+    """
+    renames = renames or {}
 
     def convert(label: str, value: str) -> tuple[str, str]:
         if label not in allowed:
             raise FieldLabelNotSupportedError(label)
-        return label, value
+        return renames.get(label, label), value
 
     return convert
 

@@ -250,6 +250,17 @@ def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
     return is_dns1035_label(name)
 
 
+def name_is_path_segment(name: str, prefix: bool) -> list[str]:
+    """``path.ValidatePathSegmentName``: the generic store's rule, which Events keep.
+
+    A name may be anything that fits in one URL path segment: not ``.`` or
+    ``..``, and no ``/`` or ``%``.
+    """
+    if not prefix and name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
 validate_namespace_name: NameValidator = name_is_dns_label
 validate_service_account_name: NameValidator = name_is_dns_subdomain
 

@@ -10,6 +10,8 @@ from kapi.apis import (
     core_v1,
     core_v1_endpoints,
     discovery_v1,
+    events,
+    events_v1,
     networking,
     policy,
 )
@@ -21,11 +23,13 @@ def builtin_resources() -> list[Resource]:
     return [
         *core_v1.resources(),
         *core_v1_endpoints.resources(),
+        *events.resources(),
         *admissionregistration_v1.resources(),
         *apiextensions_v1.resources(),
         *batch.resources(),
         *coordination_v1.resources(),
         *discovery_v1.resources(),
+        *events_v1.resources(),
         *networking.resources(),
         *policy.resources(),
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,9 @@ Object = dict[str, Any]
 class SelectionPredicate:
     label: Selector | None = None
     field: FieldSelector | None = None
+    #: The object's selectable fields (upstream ``GetAttrs``), for kinds whose field
+    #: labels are not plain paths; else each selected label is read at its path.
+    get_fields: Callable[[Object], Mapping[str, str]] | None = None
 
     def empty(self) -> bool:
         return (self.label is None or self.label.empty()) and (
@@ -25,7 +29,10 @@ class SelectionPredicate:
         metadata = obj.get("metadata", {})
         if self.label is not None and not self.label.matches(metadata.get("labels") or {}):
             return False
-        return self.field is None or self.field.matches(self._field_set(obj))
+        if self.field is None:
+            return True
+        fields = self.get_fields(obj) if self.get_fields is not None else self._field_set(obj)
+        return self.field.matches(fields)
 
     def single_name(self) -> str | None:
         """The name an exact ``metadata.name=`` requirement pins, if any."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kapi.runtime.schema import Struct
@@ -162,6 +162,12 @@ class Resource:
     subresources: tuple[str, ...] = ()
     #: Field labels usable in field selectors besides metadata.name/namespace.
     field_labels: tuple[str, ...] = ()
+    #: Field labels that stand for another label of the hub (upstream's field label
+    #: conversion: events.k8s.io's ``regarding.kind`` is ``involvedObject.kind``).
+    field_label_renames: Mapping[str, str] = field(default_factory=dict)
+    #: The values field selectors match on a hub object (upstream ``GetAttrs``);
+    #: ``None`` reads each selected label at its dotted path.
+    selectable_fields: Callable[[Object], Mapping[str, str]] | None = None
     #: Table columns for ``kubectl get`` (empty: upstream's default Name / Created At).
     columns: tuple[Column, ...] = ()
     #: Batch conversion for kinds whose conversion may do I/O (custom resources).
@@ -172,9 +178,22 @@ class Resource:
     #: The storage key segment where upstream's storage factory differs from the plural
     #: (``ingress`` for ingresses, ``services/endpoints`` for endpoints).
     storage_resource: str = ""
+    #: The ``apiVersion`` of hub objects; another group's when this resource shares that
+    #: group's storage (events.k8s.io Events are core/v1 Events, as upstream cohabits them).
+    hub_api_version: str = ""
 
     def __post_init__(self) -> None:
         self.list_kind = self.list_kind or self.kind + "List"
+        self.hub_api_version = (
+            self.hub_api_version or GroupVersion(self.group, self.hub_version).api_version
+        )
+
+    @property
+    def storage_api_version(self) -> str:
+        """The ``apiVersion`` objects are stored in (discovery hashes it)."""
+        if self.storage_version == self.hub_version:
+            return self.hub_api_version
+        return GroupVersion(self.group, self.storage_version).api_version
 
     @property
     def group_resource(self) -> str:
@@ -213,6 +232,7 @@ _LEGACY_STORAGE_GROUPS = {
     "batch",
     "coordination.k8s.io",
     "discovery.k8s.io",
+    "events.k8s.io",
     "networking.k8s.io",
     "policy",
 }
@@ -297,7 +317,7 @@ class Scheme:
         converter = resource.versions[version].to_hub
         assert converter is not None, f"{resource.kind} {version} has no conversion to the hub"
         out = converter(obj)
-        out["apiVersion"] = GroupVersion(resource.group, resource.hub_version).api_version
+        out["apiVersion"] = resource.hub_api_version
         return out
 
     async def from_hub(self, resource: Resource, obj: Object, version: str) -> Object:

@@ -20,7 +20,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from kapi.apimachinery.field import FieldError, Path, duplicate, go_json, invalid, required
-from kapi.apimachinery.validation import is_dns1035_label, validate_object_meta
+from kapi.apimachinery.validation import (
+    is_dns1035_label,
+    name_is_path_segment,
+    validate_object_meta,
+)
 
 # --- paths ----------------------------------------------------------------------------------
 
@@ -155,13 +159,6 @@ def object_meta_decode_error(meta: Any) -> str | None:
     return None
 
 
-def _path_segment_name(name: str, prefix: bool) -> list[str]:
-    """``content.IsPathSegmentName`` / ``IsPathSegmentPrefix``: names of embedded objects."""
-    if not prefix and name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
-
-
 def _parse_group_version_error(gv: str) -> str | None:
     if gv.count("/") > 1:
         return f"unexpected GroupVersion string: {gv}"
@@ -203,7 +200,7 @@ def _metadata_errors(path: str, meta: Any) -> list[FieldError]:
     return validate_object_meta(
         meta,
         namespaced=bool(meta.get("namespace")),
-        name_validator=_path_segment_name,
+        name_validator=name_is_path_segment,
         path=Path(p),
     )
 

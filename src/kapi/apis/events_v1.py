@@ -1,0 +1,239 @@
+"""events.k8s.io/v1 ``Event``: a reshaped view of the same objects as core/v1 Events.
+
+Upstream cohabits the two resources in one storage: events.k8s.io Events
+convert to and from the internal (core-shaped) Event, and are stored as
+core/v1 Events (``pkg/apis/events/v1/conversion.go``).  Here the hub of the
+events.k8s.io resource is core/v1 itself, a version kept only to convert
+through, so both resources validate, store and select with the same code
+(:mod:`kapi.apis.events`).  The conversion renames fields: ``regarding`` is
+``involvedObject``, ``note`` is ``message``, ``reportingController`` is
+``reportingComponent``, and the ``deprecated*`` fields are core/v1's
+``source``, ``firstTimestamp``, ``lastTimestamp`` and ``count``.
+"""
+
+from __future__ import annotations
+
+from kapi.apis import events
+from kapi.apis.meta import kind_struct
+from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
+from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.version import Version
+
+GROUP = "events.k8s.io"
+#: The hub of the events.k8s.io resource: core/v1 Events, never served by this group
+#: (upstream's internal version plays this part).
+HUB_VERSION = "__internal"
+
+#: events.k8s.io/v1 field name -> core/v1 field name, for the fields that differ.
+RENAMED = {
+    "regarding": "involvedObject",
+    "note": "message",
+    "reportingController": "reportingComponent",
+    "deprecatedSource": "source",
+    "deprecatedFirstTimestamp": "firstTimestamp",
+    "deprecatedLastTimestamp": "lastTimestamp",
+    "deprecatedCount": "count",
+}
+_TO_V1 = {core: v1 for v1, core in RENAMED.items()}
+
+# --- schema ---------------------------------------------------------------------------------
+
+_PREFIX = "io.k8s.api.events.v1"
+_DEPRECATED_DOC = "is the deprecated field assuring backward compatibility with core.v1 Event type."
+
+EventSeries = Struct(
+    f"{_PREFIX}.EventSeries",
+    (
+        Field(
+            "count",
+            INT32,
+            "count is the number of occurrences in this series up to the last heartbeat time.",
+            required=True,
+        ),
+        Field(
+            "lastObservedTime",
+            MicroTime(),
+            "lastObservedTime is the time when last Event from the series was seen before last "
+            "heartbeat.",
+            required=True,
+        ),
+    ),
+    "EventSeries contain information on series of events, i.e. thing that was/is happening "
+    "continuously for some time. How often to update the EventSeries is up to the event "
+    'reporters. The default event reporter in "k8s.io/client-go/tools/events/'
+    'event_broadcaster.go" shows how this struct is updated on heartbeats and can guide '
+    "customized reporter implementations.",
+)
+
+Event = kind_struct(
+    f"{_PREFIX}.Event",
+    ((GROUP, "v1", "Event"),),
+    (
+        Field(
+            "action",
+            STRING,
+            "action is what action was taken/failed regarding to the regarding object. It is "
+            "machine-readable. This field cannot be empty for new Events and it can have at most "
+            "128 characters.",
+        ),
+        Field("deprecatedCount", INT32, f"deprecatedCount {_DEPRECATED_DOC}"),
+        Field("deprecatedFirstTimestamp", Time(), f"deprecatedFirstTimestamp {_DEPRECATED_DOC}"),
+        Field("deprecatedLastTimestamp", Time(), f"deprecatedLastTimestamp {_DEPRECATED_DOC}"),
+        Field("deprecatedSource", events.EventSource, f"deprecatedSource {_DEPRECATED_DOC}"),
+        Field(
+            "eventTime",
+            MicroTime(),
+            "eventTime is the time when this Event was first observed. It is required.",
+            required=True,
+        ),
+        Field(
+            "note",
+            STRING,
+            "note is a human-readable description of the status of this operation. Maximal "
+            "length of the note is 1kB, but libraries should be prepared to handle values up to "
+            "64kB.",
+        ),
+        Field(
+            "reason",
+            STRING,
+            "reason is why the action was taken. It is human-readable. This field cannot be "
+            "empty for new Events and it can have at most 128 characters.",
+        ),
+        Field(
+            "regarding",
+            events.ObjectReference,
+            "regarding contains the object this Event is about. In most cases it's an Object "
+            "reporting controller implements, e.g. ReplicaSetController implements ReplicaSets "
+            "and this event is emitted because it acts on some changes in a ReplicaSet object.",
+        ),
+        Field(
+            "related",
+            events.ObjectReference,
+            "related is the optional secondary object for more complex actions. E.g. when "
+            "regarding object triggers a creation or deletion of related object.",
+        ),
+        Field(
+            "reportingController",
+            STRING,
+            "reportingController is the name of the controller that emitted this Event, e.g. "
+            "`kubernetes.io/kubelet`. This field cannot be empty for new Events.",
+        ),
+        Field(
+            "reportingInstance",
+            STRING,
+            "reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This "
+            "field cannot be empty for new Events and it can have at most 128 characters.",
+        ),
+        Field(
+            "series",
+            EventSeries,
+            "series is data about the Event series this event represents or nil if it's a "
+            "singleton Event.",
+        ),
+        Field(
+            "type",
+            STRING,
+            "type is the type of this event (Normal, Warning), new types could be added in the "
+            "future. It is machine-readable. This field cannot be empty for new Events.",
+        ),
+    ),
+    "Event is a report of an event somewhere in the cluster. It generally denotes some state "
+    "change in the system. Events have a limited retention time and triggers and messages may "
+    "evolve with time.  Event consumers should not rely on the timing of an event with a given "
+    "Reason reflecting a consistent underlying trigger, or the continued existence of events "
+    "with that Reason.  Events should be treated as informative, best-effort, supplemental "
+    "data.",
+)
+
+# --- conversion -----------------------------------------------------------------------------
+
+
+def v1_to_hub(obj: Object) -> Object:
+    """``Convert_v1_Event_To_core_Event``: the same values under core/v1's names.
+
+    Values are shared with ``obj``, a decoded request body nothing else keeps.
+    """
+    return {RENAMED.get(key, key): value for key, value in obj.items()}
+
+
+#: events.k8s.io/v1 fields in the order Go encodes them, and whether a zero value is
+#: left out (``omitempty`` on a scalar); the others are always encoded.
+_V1_ENCODING = (
+    ("eventTime", False),
+    ("series", True),
+    ("reportingController", True),
+    ("reportingInstance", True),
+    ("action", True),
+    ("reason", True),
+    ("regarding", False),
+    ("related", True),
+    ("note", True),
+    ("type", True),
+    ("deprecatedSource", False),
+    ("deprecatedFirstTimestamp", False),
+    ("deprecatedLastTimestamp", False),
+    ("deprecatedCount", True),
+)
+_V1_STRUCTS = frozenset({"regarding", "deprecatedSource"})
+
+
+def hub_to_v1(obj: Object) -> Object:
+    """``Convert_core_Event_To_v1_Event``, encoded as Go encodes an events.k8s.io/v1 Event.
+
+    The result shares nested values with ``obj``: reads never change them.
+    """
+    renamed = {_TO_V1.get(key, key): value for key, value in obj.items()}
+    out: Object = {"metadata": renamed.get("metadata", {})}
+    for name, omit_empty in _V1_ENCODING:
+        value = renamed.get(name)
+        if name in _V1_STRUCTS and not isinstance(value, dict):
+            value = {}
+        if omit_empty and not value:
+            continue
+        out[name] = value
+    return out
+
+
+# --- resource -------------------------------------------------------------------------------
+
+#: ``AddFieldLabelConversionsForEvent`` of events.k8s.io/v1: its labels and the core/v1
+#: labels they stand for.
+FIELD_LABEL_RENAMES = {
+    **{f"regarding.{name}": f"involvedObject.{name}" for name in events.REFERENCE_FIELDS},
+    "reportingController": "reportingComponent",
+}
+FIELD_LABELS = (*FIELD_LABEL_RENAMES, "reason", "source", "type")
+
+V1_NAMES = events.EventFieldNames(
+    involved_object="regarding",
+    message="note",
+    source="deprecatedSource",
+    first_timestamp="deprecatedFirstTimestamp",
+    last_timestamp="deprecatedLastTimestamp",
+    count="deprecatedCount",
+    reporting_controller="reportingController",
+)
+
+
+def resources() -> list[Resource]:
+    """The events.k8s.io Event resource, stored with (and as) core/v1 Events."""
+    return [
+        events.event_resource(
+            GROUP,
+            {
+                "v1": ResourceVersion(
+                    "v1",
+                    Event,
+                    Lifecycle(introduced=Version(1, 19)),
+                    to_hub=v1_to_hub,
+                    from_hub=hub_to_v1,
+                ),
+                HUB_VERSION: ResourceVersion(HUB_VERSION, events.Event, served=False),
+            },
+            HUB_VERSION,
+            hub_api_version="v1",
+            field_labels=FIELD_LABELS,
+            field_label_renames=FIELD_LABEL_RENAMES,
+            columns=events.event_columns(V1_NAMES),
+        )
+    ]
