@@ -323,11 +323,9 @@ def test_conversion_flow_with_other_kubectl_versions(
     version: str,
 ) -> None:
     other = make_kubectl(kapi_server, tmp_path, version)
-    # kubectl < 1.29 validates against /openapi/v2, which kapi does not serve (as in
-    # test_kubectl's core flow): it is pointed past that check.
-    validate = ("--validate=false",) if version == "1.27" else ()
+    # kubectl < 1.29 validates against /openapi/v2 (the CRD's schema included) first.
     path = write(tmp_path, "k.yaml", crontab("k", V2, "7 * * * *"))
-    created = other.ok("-n", ns, "create", "-f", path, *validate)
+    created = other.ok("-n", ns, "create", "-f", path)
     assert created.out_lines == [f"crontab.{GROUP}/k created"]
     as_v1 = other.json("-n", ns, "get", f"crontabs.v1.{GROUP}", "k")
     assert (as_v1["apiVersion"], as_v1["spec"]) == (V1, {"cronSpec": "7 * * * *", "replicas": 1})

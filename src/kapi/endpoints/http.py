@@ -103,7 +103,9 @@ async def send_response(
     extra: list[tuple[bytes, bytes]],
     receive: Receive,
 ) -> None:
-    headers = [(b"content-type", response.content_type.encode()), *response.headers, *extra]
+    # An empty content type sends none (a 304 Not Modified, as upstream answers it).
+    own = [(b"content-type", response.content_type.encode())] if response.content_type else []
+    headers = [*own, *response.headers, *extra]
     if isinstance(response, Response):
         headers.append((b"content-length", str(len(response.body)).encode()))
         await send({"type": "http.response.start", "status": response.status, "headers": headers})

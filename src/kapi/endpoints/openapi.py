@@ -1,142 +1,268 @@
-"""``/openapi/v3``: an index of group-versions and one OAS 3.0 document for each.
+"""``/openapi/v3`` (an index and one OAS 3.0 document per group version) and ``/openapi/v2``.
 
-Documents are generated from the scheme's declared schemas and cached by
-content hash; the index links each with ``?hash=`` so clients can cache
-them, as upstream's ``/openapi/v3`` does.
+Documents are generated from the scheme's declared schemas and the CRDs'
+schemas, and rebuilt whenever the served resources change (a CRD is
+created, updated or deleted).  As kube-openapi's handler does, each group
+version's document has an ETag (sha512 of its JSON) and the index links it
+with ``?hash=<etag>``, so a changed document gets a new URL and a document
+fetched by its current hash may be cached for good.  The index itself is
+served as kube-apiserver's aggregator serves it: rebuilt per request, with
+no ETag.  The Swagger 2.0 document that kubectl 1.27 and 1.28 read is
+derived from the v3 documents by :mod:`kapi.endpoints.openapi_v2`.
 """
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
+import time
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 
 from kapi.apimachinery import errors
 from kapi.apis.meta import ListMeta, ObjectMeta, list_struct
+from kapi.endpoints import openapi_meta, openapi_v2
+from kapi.endpoints.autoneg import parse_accept
+from kapi.endpoints.discovery import is_custom, ordered_groups
 from kapi.endpoints.http import Request, Response
+from kapi.endpoints.openapi_routes import (
+    Param,
+    Route,
+    Shared,
+    group_version_routes,
+    gvk_dict,
+    own_params,
+    path_items,
+    resource_routes,
+)
+from kapi.endpoints.scheme_cache import SchemeCache
+from kapi.endpoints.servecontent import serve_content
 from kapi.runtime import schema, serializer
-from kapi.runtime.scheme import GroupVersion, Resource, Scheme
+from kapi.runtime.scheme import Resource, Scheme
 
 Object = dict[str, Any]
 
-_QUERY = "query"
-_COMMON_WRITE_PARAMS = (
-    ("dryRun", "When present, indicates that modifications should not be persisted."),
-    (
-        "fieldManager",
-        "fieldManager is a name associated with the actor or entity that is making these changes.",
-    ),
-    (
-        "fieldValidation",
-        "fieldValidation instructs the server on how to handle objects in the "
-        "request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: "
-        "Ignore, Warn (the default) and Strict.",
-    ),
+_REF_PREFIX = "#/components/schemas/"
+#: Definitions every group version's operations refer to.
+_OPERATION_DEFINITIONS = (
+    openapi_meta.APIResourceList,
+    openapi_meta.DeleteOptions,
+    openapi_meta.Patch,
+    openapi_meta.Status,
+    openapi_meta.WatchEvent,
 )
-_LIST_PARAMS = (
-    "allowWatchBookmarks",
-    "continue",
-    "fieldSelector",
-    "labelSelector",
-    "limit",
-    "resourceVersion",
-    "resourceVersionMatch",
-    "sendInitialEvents",
-    "timeoutSeconds",
-    "watch",
-)
+_NO_CACHE = (b"cache-control", b"no-cache, private")
+#: What Go's ``http.DetectContentType`` makes of a JSON body.
+_SNIFFED_TEXT = "text/plain; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class GroupVersionSpec:
+    """One group version's OAS 3.0 document, its routes and its encoding."""
+
+    document: Object
+    routes: tuple[Route, ...]
+    #: Definitions made from CRD schemas (converted by upstream's CRD rules for v2).
+    custom_definitions: frozenset[str]
+    body: bytes
+    etag: str
+    last_modified: float
+
+
+@dataclass(frozen=True)
+class Specs:
+    """Every group version's document and the ``/openapi/v3`` index of them."""
+
+    by_path: dict[str, GroupVersionSpec]
+    index: bytes
 
 
 class OpenAPIService:
     def __init__(self, scheme: Scheme) -> None:
         self.scheme = scheme
-        self._cache: dict[str, tuple[bytes, str]] = {}
-        self._cache_key: object = None
-
-    def _documents(self) -> dict[str, tuple[bytes, str]]:
-        key = (self.scheme.emulated_version, tuple(id(r) for r in self.scheme.resources()))
-        if key != self._cache_key:
-            docs: dict[str, tuple[bytes, str]] = {}
-            for group, versions in self.scheme.group_versions().items():
-                for version in versions:
-                    path = f"apis/{group}/{version}" if group else f"api/{version}"
-                    body = orjson.dumps(self.document(group, version))
-                    docs[path] = (body, hashlib.sha512(body).hexdigest().upper())
-            self._cache, self._cache_key = docs, key
-        return self._cache
-
-    async def serve(self, request: Request, parts: list[str]) -> Response:
-        if parts == ["v3"]:
-            docs = self._documents()
-            index = {
-                "paths": {
-                    path: {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
-                    for path, (_, digest) in sorted(docs.items())
-                }
-            }
-            return Response(200, orjson.dumps(index))
-        if parts[:1] == ["v3"]:
-            found = self._documents().get("/".join(parts[1:]))
-            if found is not None:
-                body, digest = found
-                etag = f'"{digest}"'
-                if request.headers.get("if-none-match") == etag:
-                    return Response(304, b"", headers=[(b"etag", etag.encode())])
-                cache = (
-                    b"public, immutable"
-                    if request.query.get("hash") == digest
-                    else b"no-cache, private"
-                )
-                return Response(
-                    200, body, headers=[(b"etag", etag.encode()), (b"cache-control", cache)]
-                )
-        raise errors.StatusError(
-            404, "NotFound", "the server could not find the requested resource"
+        self._previous: Specs | None = None
+        self._specs = SchemeCache(scheme, self._build)
+        self._v2 = SchemeCache(
+            scheme, lambda: openapi_v2.SwaggerSpec.build(self.specs(), self.info)
         )
 
-    def document(self, group: str, version: str) -> Object:
-        resources = [
-            r
-            for r in self.scheme.resources()
-            if r.group == group and self.scheme.served(r, version)
-        ]
-        roots: list[schema.Struct] = []
+    @property
+    def info(self) -> Object:
+        return {"title": "Kubernetes", "version": f"v{self.scheme.emulated_version}.0"}
+
+    def specs(self) -> Specs:
+        return self._specs.get()
+
+    async def serve(self, request: Request, parts: list[str]) -> Response:
+        if parts == ["v2"]:
+            return self._v2.get().serve(request)
+        if parts == ["v3"]:
+            # kube-apiserver's aggregator serves the index afresh on every request: no ETag,
+            # modified "now", and a content type Go sniffs from the JSON.
+            return serve_content(
+                request, self.specs().index, _SNIFFED_TEXT, None, time.time(), [_NO_CACHE]
+            )
+        if parts[:1] == ["v3"] and len(parts) > 1:
+            return self._serve_group_version(request, "/".join(parts[1:]))
+        raise _not_found()
+
+    def _serve_group_version(self, request: Request, path: str) -> Response:
+        """kube-openapi's ``HandleGroupVersion``, JSON only (no v3 protobuf)."""
+        vary = (b"vary", b"Accept")
+        accept = request.headers.get("accept") or "*/*"
+        if not any(clause.matches(serializer.JSON) for clause in parse_accept(accept)):
+            return Response(406, b"", "", [vary, _NO_CACHE])
+        spec = self.specs().by_path.get(path)
+        if spec is None:
+            # The aggregator's answer for a group version no server publishes: a bare 404.
+            return Response(404, b"", "", [vary, _NO_CACHE])
+        wanted = request.query.get("hash")
+        if not wanted:
+            headers = [vary, _NO_CACHE]
+        elif wanted != spec.etag:
+            return _redirect(server_relative_url(path, spec.etag))
+        else:
+            expires = email.utils.formatdate(time.time() + 365 * 86400, usegmt=True)
+            headers = [
+                vary,
+                (b"cache-control", b"public, immutable"),
+                (b"expires", expires.replace("GMT", "UTC").encode()),
+            ]
+        return serve_content(
+            request, spec.body, serializer.JSON, spec.etag, spec.last_modified, headers
+        )
+
+    def _build(self) -> Specs:
+        previous = self._previous.by_path if self._previous is not None else {}
+        now = time.time()
+        by_path: dict[str, GroupVersionSpec] = {}
+        for group, versions in ordered_groups(self.scheme):
+            for version in versions:
+                path = f"apis/{group}/{version}" if group else f"api/{version}"
+                document, routes, custom = self.document(group, version)
+                body = orjson.dumps(document)
+                old = previous.get(path)
+                if old is not None and old.body == body:
+                    by_path[path] = old  # unchanged: keep its Last-Modified
+                    continue
+                etag = _etag(body)
+                by_path[path] = GroupVersionSpec(document, routes, custom, body, etag, now)
+        index = orjson.dumps(
+            {
+                "paths": {
+                    path: {"serverRelativeURL": server_relative_url(path, spec.etag)}
+                    for path, spec in sorted(by_path.items())
+                }
+            }
+        )
+        specs = Specs(by_path, index)
+        self._previous = specs
+        return specs
+
+    def document(
+        self, group: str, version: str
+    ) -> tuple[Object, tuple[Route, ...], frozenset[str]]:
+        """The OAS 3.0 document of a group version, its routes and its CRD definitions."""
+        roots: list[schema.Struct] = list(_OPERATION_DEFINITIONS)
         custom: Object = {}
-        paths: Object = {}
-        for resource in resources:
+        routes = group_version_routes(group, version)
+        for resource in self.scheme.resources():
+            if resource.group != group or not self.scheme.served(resource, version):
+                continue
             rv = resource.versions[version]
             if rv.schema is not None:
                 roots += [rv.schema, list_struct(rv.schema)]
-                paths.update(_paths(resource, version, rv.schema.name))
-                continue
-            name = _custom_definition_name(resource, version)
-            custom.update(_custom_definitions(resource, version, name, rv.openapi_schema or {}))
-            roots += [ObjectMeta, ListMeta]
-            paths.update(_paths(resource, version, name))
+                name = rv.schema.name
+            else:
+                name = _custom_definition_name(resource, version)
+                custom.update(_custom_definitions(resource, version, name, rv.openapi_schema or {}))
+                roots += [ObjectMeta, ListMeta]
+                if "scale" in resource.subresources_of(version):
+                    roots.append(openapi_meta.Scale)
+            routes += resource_routes(resource, version, name, is_custom(resource))
         components = schema.components(roots)
         components.update(custom)
-        return {
+        document = {
             "openapi": "3.0.0",
-            "info": {"title": "Kubernetes", "version": f"v{self.scheme.emulated_version}.0"},
-            "paths": dict(sorted(paths.items())),
+            "info": self.info,
+            "paths": path_items(routes, _operation, _param),
             "components": {"schemas": dict(sorted(components.items()))},
         }
+        return document, tuple(routes), frozenset(custom)
 
 
-def _patch_types(resource: Resource, version: str) -> tuple[str, ...]:
-    """PATCH bodies a version accepts: kubectl only sends strategic merge where listed."""
-    if resource.versions[version].schema is None:  # custom resources merge by JSON rules
-        return tuple(t for t in _PATCH_TYPES if t != serializer.STRATEGIC_MERGE_PATCH)
-    return _PATCH_TYPES
+def server_relative_url(path: str, etag: str) -> str:
+    return f"/openapi/v3/{path}?{urlencode({'hash': etag})}"
 
 
-_PATCH_TYPES = (
-    serializer.JSON_PATCH,
-    serializer.MERGE_PATCH,
-    serializer.STRATEGIC_MERGE_PATCH,
-    serializer.APPLY_PATCH,
-)
+def _etag(body: bytes) -> str:
+    return hashlib.sha512(body).hexdigest().upper()
+
+
+def _not_found() -> errors.StatusError:
+    return errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+
+
+def _redirect(location: str) -> Response:
+    """Go's ``http.Redirect`` with 301 for a GET: a Location and a short HTML body."""
+    body = f'<a href="{location}">Moved Permanently</a>.\n\n'.encode()
+    return Response(
+        301, body, "text/html; charset=utf-8", [(b"location", location.encode()), _NO_CACHE]
+    )
+
+
+# --- paths ------------------------------------------------------------------------------
+
+
+def _operation(route: Route, shared: Shared) -> Object:
+    op: Object = {
+        "tags": [route.tag],
+        "description": route.description,
+        "operationId": route.operation_id,
+    }
+    own = own_params(route, shared)
+    if own:
+        op["parameters"] = [_param(p) for p in own]
+    if route.body is not None:
+        content = {media: {"schema": _ref(route.body)} for media in sorted(route.consumes)}
+        body: Object = {"content": content}
+        if route.body_required:
+            body["required"] = True
+        op["requestBody"] = body
+    responses: Object = {}
+    for response in route.responses:
+        schema_ref = {"schema": _ref(response.definition)}
+        responses[str(response.code)] = {
+            "description": response.description,
+            "content": {media: schema_ref for media in sorted(route.produces)},
+        }
+    responses["401"] = {"description": "Unauthorized"}
+    op["responses"] = responses
+    if route.action:
+        op["x-kubernetes-action"] = route.action
+    if route.gvk is not None:
+        op["x-kubernetes-group-version-kind"] = gvk_dict(route.gvk)
+    return op
+
+
+def _param(param: Param) -> Object:
+    out: Object = {"name": param.name, "in": param.location}
+    if param.description:
+        out["description"] = param.description
+    if param.required or param.location == "path":
+        out["required"] = True
+    out["schema"] = {"type": param.type, "uniqueItems": True}
+    return out
+
+
+def _ref(definition: str) -> Object:
+    return {"$ref": _REF_PREFIX + definition}
+
+
+# --- custom resources --------------------------------------------------------------------
 
 
 def _custom_definition_name(resource: Resource, version: str) -> str:
@@ -146,7 +272,7 @@ def _custom_definition_name(resource: Resource, version: str) -> str:
 
 def _custom_definitions(resource: Resource, version: str, name: str, crd_schema: Object) -> Object:
     """A custom resource's schema with the standard fields added, and its list (upstream)."""
-    gvk = [{"group": resource.group, "version": version, "kind": resource.kind}]
+    gvk = [gvk_dict((resource.group, version, resource.kind))]
     properties = {
         "apiVersion": {"type": "string", "description": "APIVersion of this object."},
         "kind": {"type": "string", "description": "Kind of this object."},
@@ -158,86 +284,15 @@ def _custom_definitions(resource: Resource, version: str, name: str, crd_schema:
     return {
         name: item,
         name + "List": {
+            "description": f"{resource.list_kind} is a list of {resource.kind}",
             "type": "object",
             "required": ["items"],
             "properties": {
                 "apiVersion": properties["apiVersion"],
-                "items": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}},
+                "items": {"type": "array", "items": {"$ref": f"{_REF_PREFIX}{name}"}},
                 "kind": properties["kind"],
                 "metadata": {"allOf": [ListMeta.ref()], "description": "Standard list metadata."},
             },
             "x-kubernetes-group-version-kind": list_gvk,
         },
     }
-
-
-def _param(name: str, description: str = "") -> Object:
-    param: Object = {"name": name, "in": _QUERY, "schema": {"type": "string", "uniqueItems": True}}
-    if description:
-        param["description"] = description
-    return param
-
-
-def _paths(resource: Resource, version: str, definition: str) -> Object:
-    gv = GroupVersion(resource.group, version)
-    base = f"/apis/{gv.api_version}" if resource.group else f"/api/{version}"
-    collection = (
-        f"{base}/namespaces/{{namespace}}/{resource.plural}"
-        if resource.namespaced
-        else f"{base}/{resource.plural}"
-    )
-    gvk = {"group": resource.group, "version": version, "kind": resource.kind}
-    ref = {"$ref": f"#/components/schemas/{definition}"}
-    list_ref = {"$ref": f"#/components/schemas/{definition}List"}
-    body = {"content": {"*/*": {"schema": ref}}, "required": True}
-
-    def op(
-        action: str,
-        verb: str,
-        response: Object,
-        params: tuple[str, ...] = (),
-        with_body: bool = False,
-    ) -> Object:
-        out: Object = {
-            "operationId": f"{verb}{resource.kind}",
-            "parameters": [_param(n) for n in params],
-            "responses": {
-                "200": {"description": "OK", "content": {"application/json": {"schema": response}}}
-            },
-            "x-kubernetes-action": action,
-            "x-kubernetes-group-version-kind": gvk,
-        }
-        if with_body:
-            out["parameters"] = [_param(n, d) for n, d in _COMMON_WRITE_PARAMS]
-            out["requestBody"] = body
-        return out
-
-    item = f"{collection}/{{name}}"
-    paths: Object = {
-        collection: {
-            "get": op("list", "list", list_ref, _LIST_PARAMS),
-            "post": op("post", "create", ref, with_body=True),
-            "delete": op("deletecollection", "deleteCollection", {}),
-        },
-        item: {
-            "get": op("get", "read", ref),
-            "put": op("put", "replace", ref, with_body=True),
-            "patch": {
-                **op("patch", "patch", ref, with_body=True),
-                "requestBody": {
-                    "content": {
-                        t: {"schema": {"type": "object"}} for t in _patch_types(resource, version)
-                    },
-                    "required": True,
-                },
-            },
-            "delete": op("delete", "delete", {}),
-        },
-    }
-    if "status" in resource.subresources_of(version):
-        paths[f"{item}/status"] = {
-            "get": op("get", "read", ref),
-            "put": op("put", "replace", ref, with_body=True),
-            "patch": op("patch", "patch", ref, with_body=True),
-        }
-    return paths

@@ -12,6 +12,7 @@ schema's short name (``ObjectMeta``) unless it is a plain string or number,
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from kapi.cli.commands.session import CommandError, Session
@@ -87,7 +88,10 @@ def type_guess(document: Schema, schema: Schema) -> str:
 
 def _openapi_document(session: Session, api_version: str) -> Schema:
     key = f"apis/{api_version}" if "/" in api_version else f"api/{api_version}"
-    paths = session.client.request("GET", "/openapi/v3").body.get("paths") or {}
+    index = session.client.request("GET", "/openapi/v3").body
+    if isinstance(index, str):  # kube-apiserver serves the index as text/plain
+        index = json.loads(index)
+    paths = index.get("paths") or {}
     if key not in paths:
         raise CommandError(f"couldn't find the OpenAPI v3 document of {api_version}")
     return session.client.request("GET", paths[key]["serverRelativeURL"]).body
