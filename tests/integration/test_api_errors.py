@@ -657,6 +657,17 @@ def test_method_not_allowed(http: httpx.Client, namespace: str) -> None:
         assert_status(post_to_item, 405, "MethodNotAllowed", _METHOD_NOT_ALLOWED)
         put_all_namespaces = http.put("/api/v1/configmaps", json=configmap("x"))
         assert_status(put_all_namespaces, 405, "MethodNotAllowed", _METHOD_NOT_ALLOWED)
+    # Upstream's namespace storage has no DeleteCollection: no route, rather than deleting
+    # namespaces in name order until the immortal "default" refuses (403).
+    early = unique("aaa")
+    created = http.post("/api/v1/namespaces", json={"metadata": {"name": early}})
+    assert created.status_code == 201, created.text
+    try:
+        delete_all_namespaces = http.delete("/api/v1/namespaces")
+        assert_status(delete_all_namespaces, 405, "MethodNotAllowed", _METHOD_NOT_ALLOWED)
+        assert http.get(f"/api/v1/namespaces/{early}").json()["status"]["phase"] == "Active"
+    finally:
+        http.delete(f"/api/v1/namespaces/{early}")
 
 
 def test_unsupported_media_type(http: httpx.Client, namespace: str) -> None:

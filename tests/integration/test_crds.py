@@ -300,7 +300,7 @@ def test_strategic_merge_patch_is_unsupported(
     assert response.status_code == 415
     assert response.json()["message"] == (
         "the body of the request was in an unknown format - accepted media types include: "
-        "application/json-patch+json, application/merge-patch+json"
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
     )
 
 

@@ -18,12 +18,14 @@ import orjson
 
 from kapi.apimachinery import errors
 from kapi.endpoints import discovery, handlers, scale
+from kapi.endpoints.aggregated_discovery import AggregatedDiscovery
 from kapi.endpoints.http import Receive, Request, Response, Scope, Send, send_response
 from kapi.endpoints.negotiation import negotiate_output
 from kapi.endpoints.requestinfo import parse_request_info
 from kapi.endpoints.warnings import warning_headers
 from kapi.request import RequestContext, RequestInfo, bind
-from kapi.runtime.scheme import Resource
+from kapi.runtime import protobuf, serializer
+from kapi.runtime.scheme import GroupVersion, Resource
 
 if TYPE_CHECKING:
     from kapi.server import APIServer
@@ -48,6 +50,7 @@ class APIServerApp:
     def __init__(self, server: APIServer) -> None:
         self.server = server
         self.metrics = server.metrics
+        self.discovery = AggregatedDiscovery(server.scheme)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -128,7 +131,8 @@ class APIServerApp:
         warning = server.scheme.deprecation_warning(resource, info.api_version)
         if warning is not None:
             self._record_deprecated(resource, info, warning, context)
-        output = negotiate_output(request.headers.get("accept"))
+        accept = request.headers.get("accept")
+        output = negotiate_output(accept, protobuf=_protobuf_asked(accept, resource, info))
         scope = handlers.RequestScope(
             scheme=server.scheme,
             store=server.store_for(resource, info.api_version),
@@ -181,6 +185,10 @@ class APIServerApp:
             return _json(server.version_info())
         if path == "/metrics":
             return Response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        if path in ("/api", "/apis"):
+            aggregated = self.discovery.serve(request, core=path == "/api")
+            if aggregated is not None:
+                return aggregated
         if path == "/api":
             return _json(discovery.api_versions(server.address))
         if path == "/apis":
@@ -202,12 +210,28 @@ class APIServerApp:
         return _json(body)
 
 
+def _protobuf_asked(accept: str | None, resource: Resource, info: RequestInfo) -> bool:
+    """Whether this kind's protobuf form matters to negotiating ``accept``.
+
+    Looked up only when the answer can change the outcome: a request that
+    accepts JSON and not protobuf (most of them) is answered in JSON either
+    way, while a 406 lists protobuf among the types the kind offers.
+    """
+    if accept is None or (
+        serializer.PROTOBUF not in accept and ("application/json" in accept or "*/*" in accept)
+    ):
+        return False
+    api_version = GroupVersion(resource.group, info.api_version).api_version
+    return protobuf.supports(api_version, resource.kind)
+
+
 def _route_allows(resource: Resource, info: RequestInfo) -> bool:
     """Whether upstream registers a route for this verb on this path (else 405).
 
-    Collections take list/watch/create/deletecollection, items get/update/patch/
-    delete, subresources get/update/patch; a namespaced resource's
-    all-namespaces path takes only list and watch.
+    Collections take list/watch/create, and deletecollection where discovery
+    lists it (not namespaces), items get/update/patch/delete, subresources
+    get/update/patch; a namespaced resource's all-namespaces path takes only
+    list and watch.
     """
     if info.subresource:
         return info.verb in ("get", "update", "patch")
@@ -215,7 +239,9 @@ def _route_allows(resource: Resource, info: RequestInfo) -> bool:
         return info.verb in ("get", "update", "patch", "delete")
     if resource.namespaced and not info.namespace:
         return info.verb in ("list", "watch")
-    return info.verb in ("list", "watch", "create", "deletecollection")
+    if info.verb == "deletecollection":
+        return "deletecollection" in discovery.resource_verbs(resource)
+    return info.verb in ("list", "watch", "create")
 
 
 _KNOWN_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/metrics", "/api", "/apis"})

@@ -19,7 +19,7 @@ import orjson
 
 from kapi.apimachinery import errors, field
 from kapi.apimachinery.field import Path, go_quote
-from kapi.apimachinery.fields import FieldLabelNotSupportedError, check_field_labels
+from kapi.apimachinery.fields import FieldLabelNotSupportedError, field_label_converter
 from kapi.apimachinery.fields import FieldSelectorParseError as FieldSelectorError
 from kapi.apimachinery.fields import parse_selector as parse_field_selector
 from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
@@ -28,11 +28,12 @@ from kapi.apimachinery.validation import validate_field_manager
 from kapi.endpoints import tables
 from kapi.endpoints.http import Request, Response, StreamingResponse
 from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type
+from kapi.registry.fieldmanager.manager import manager_or_user_agent
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import Preconditions, Store
 from kapi.request import current as current_request
-from kapi.runtime import patch, serializer
-from kapi.runtime.objects import meta
+from kapi.runtime import patch, protobuf, serializer
+from kapi.runtime.objects import deep_copy, meta
 from kapi.runtime.pruning import DecodeTypeError, prune
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 
@@ -50,8 +51,13 @@ _PATCH_TYPES_SUPPORTED = (
     serializer.JSON_PATCH,
     serializer.MERGE_PATCH,
     serializer.STRATEGIC_MERGE_PATCH,
+    serializer.APPLY_PATCH,
 )
-_PATCH_TYPES_SUPPORTED_CUSTOM = (serializer.JSON_PATCH, serializer.MERGE_PATCH)
+_PATCH_TYPES_SUPPORTED_CUSTOM = (
+    serializer.JSON_PATCH,
+    serializer.MERGE_PATCH,
+    serializer.APPLY_PATCH,
+)
 #: Watches last between 30 and 60 minutes unless the client says otherwise (upstream).
 DEFAULT_WATCH_TIMEOUT = 1800.0
 
@@ -233,6 +239,8 @@ def _field_problems(
 def encode(status: int, obj: Any, output: Output) -> Response:
     if output.media_type == serializer.YAML:
         return Response(status, serializer.encode_yaml(obj), serializer.YAML)
+    if output.media_type == serializer.PROTOBUF:
+        return Response(status, protobuf.encode(obj), serializer.PROTOBUF)
     return Response(status, orjson.dumps(obj))
 
 
@@ -249,12 +257,21 @@ def _json_kind(value: Any) -> str:
 # -- query parameters -----------------------------------------------------------------
 
 
-def write_options(query: dict[str, str], options_kind: str) -> tuple[bool, str]:
+def write_options(
+    query: dict[str, str], options_kind: str, patch_type: str = ""
+) -> tuple[bool, str]:
     """``dryRun``, ``fieldValidation`` and ``fieldManager``, checked as upstream's
-    ``Validate{Create,Update,Patch}Options`` (422 on ``<Kind>Options.meta.k8s.io``)."""
+    ``Validate{Create,Update,Patch}Options`` (422 on ``<Kind>Options.meta.k8s.io``).
+
+    A patch also checks ``force`` (apply only) and that an apply names its manager."""
     dry_run = _dry_run_values(query)
     validation = query.get("fieldValidation", "")
-    errs = validate_field_manager(query.get("fieldManager", ""), Path("fieldManager"))
+    errs = []
+    if patch_type and patch_type != serializer.APPLY_PATCH and "force" in query:
+        errs.append(field.forbidden(Path("force"), "may not be specified for non-apply patch"))
+    if patch_type == serializer.APPLY_PATCH and not query.get("fieldManager"):
+        errs.append(field.required(Path("fieldManager"), "is required for apply patch"))
+    errs += validate_field_manager(query.get("fieldManager", ""), Path("fieldManager"))
     if any(value != "All" for value in dry_run):
         errs.append(field.not_supported(Path("dryRun"), dry_run, ["All"]))
     if validation not in ("", *_FIELD_VALIDATION):
@@ -282,28 +299,30 @@ def _predicate(query: dict[str, str], resource: Resource) -> SelectionPredicate:
         fields = parse_field_selector(query.get("fieldSelector", ""))
     except FieldSelectorError as exc:
         raise errors.bad_request(str(exc)) from None
-    _check_field_labels(fields, resource)
-    return SelectionPredicate(label, fields)
+    fields = _convert_field_labels(fields, resource)
+    return SelectionPredicate(label, fields, resource.selectable_fields)
 
 
-def _check_field_labels(fields: Any, resource: Resource) -> None:
-    """Reject field selectors on unsupported fields with upstream's two wordings.
+def _convert_field_labels(fields: Any, resource: Resource) -> Any:
+    """Reject field selectors on unsupported fields with upstream's two wordings,
+    and name the accepted ones as the hub does.
 
-    Kinds with their own field-label conversion (Secret, Namespace) answer
+    Kinds with their own field-label conversion (Secret, Namespace, Event) answer
     ``field label not supported``; the others use the generic metadata-only one.
     """
     if resource.field_labels:
+        allowed = {*_META_FIELD_LABELS, *resource.field_labels}
         try:
-            check_field_labels(fields, {*_META_FIELD_LABELS, *resource.field_labels})
+            return fields.transform(field_label_converter(allowed, resource.field_label_renames))
         except FieldLabelNotSupportedError as exc:
             raise errors.bad_request(str(exc)) from None
-        return
     for requirement in fields.requirements:
         if requirement.field not in _META_FIELD_LABELS:
             raise errors.bad_request(
                 f'"{requirement.field}" is not a known field selector: only '
                 '"metadata.name", "metadata.namespace"'
             )
+    return fields
 
 
 def _int_param(query: dict[str, str], name: str) -> int | None:
@@ -437,10 +456,11 @@ async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
     _validate_list_options(query, watch=True)
     timeout = _int_param(query, "timeoutSeconds")
     bookmarks = _bool_param(query, "allowWatchBookmarks")
+    predicate = _predicate(query, scope.resource)  # a bad selector is a 400, as for a list
     try:
         events = await scope.store.watch(
             scope.namespace,
-            _predicate(query, scope.resource),
+            predicate,
             resource_version=query.get("resourceVersion", ""),
             send_initial_events=_bool_param(query, "sendInitialEvents"),
             progress_interval=scope.bookmark_interval if bookmarks else None,
@@ -506,13 +526,31 @@ async def _watch_object(scope: RequestScope, event: Any) -> Object:
 
 
 async def _decoded_body(scope: RequestScope, request: Request, validation: str) -> Object:
-    media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES)
+    kind = (scope.api_version, scope.resource.kind)
+    allowed = serializer.BODY_TYPES if protobuf.supports(*kind) else serializer.TEXT_BODY_TYPES
+    media = body_media_type(request.headers.get("content-type"), allowed)
     body = await request.body()
     try:
-        decoded = serializer.decode(body, media, find_duplicates=validation != "Ignore")
+        decoded = serializer.decode(
+            body, media, find_duplicates=validation != "Ignore", default_kind=kind
+        )
     except serializer.SyntaxDecodeError as exc:
-        raise scope.unrecognized(str(exc), body) from None
-    return await scope.decode_object(decoded.obj, decoded.duplicates, validation)
+        if exc.named is None:
+            raise scope.unrecognized(str(exc), body) from None
+        api_version, named_kind = exc.named
+        version = GroupVersion.parse(api_version).version
+        raise errors.bad_request(
+            f'{named_kind} in version "{version}" cannot be handled as a '
+            f"{scope.resource.kind}: {exc}"
+        ) from None
+    raw = decoded.obj
+    # ``managedFields: []`` resets them; decoding drops empty lists, so keep that apart.
+    metadata = raw.get("metadata") if isinstance(raw, dict) else None
+    reset = isinstance(metadata, dict) and metadata.get("managedFields") == []
+    obj = await scope.decode_object(raw, decoded.duplicates, validation)
+    if reset:
+        meta(obj)["managedFields"] = []
+    return obj
 
 
 async def create(scope: RequestScope, request: Request) -> Response:
@@ -520,6 +558,7 @@ async def create(scope: RequestScope, request: Request) -> Response:
     dry_run, validation = write_options(query, "CreateOptions")
     obj = await _decoded_body(scope, request, validation)
     scope.set_namespace(obj)
+    await _record_update(scope, request, None, obj)
     created = await scope.store.create(obj, dry_run=dry_run)
     return await scope.respond(201, created)
 
@@ -537,8 +576,11 @@ async def update(scope: RequestScope, request: Request) -> Response:
             f"the name of the object ({name}) does not match the name on the URL ({scope.name})"
         )
 
-    async def replace(_old: Object) -> Object:
-        return obj
+    async def replace(old: Object) -> Object:
+        # A fresh copy per attempt: the request's own managedFields decide each time.
+        new = {**obj, "metadata": dict(obj["metadata"])}
+        await _record_update(scope, request, await scope.to_version(old), new)
+        return new
 
     updated = await scope.store.update(
         scope.namespace, scope.name, replace, subresource=scope.subresource, dry_run=dry_run
@@ -548,13 +590,15 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    dry_run, validation = write_options(query, "PatchOptions")
     media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
     strategic_schema = scope.resource.versions[scope.version].schema
     # Custom resources have no patch strategies to merge by (upstream answers 415 too).
     supported = _PATCH_TYPES_SUPPORTED if strategic_schema else _PATCH_TYPES_SUPPORTED_CUSTOM
     if media not in supported:
         raise errors.unsupported_media_type(supported)
+    dry_run, validation = write_options(query, "PatchOptions", media)
+    if media == serializer.APPLY_PATCH:
+        return await _server_side_apply(scope, request, dry_run, validation)
     document = decode_patch(await request.body())
 
     async def apply(old: Object) -> Object:
@@ -566,13 +610,19 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
             patched = patch.merge_patch(current, document)
         else:
             assert strategic_schema is not None
-            patched = patch.strategic_merge_patch(current, document, strategic_schema)
+            try:
+                patched = patch.strategic_merge_patch(current, document, strategic_schema)
+            except patch.StrategicMergePatchError as exc:
+                raise _strategic_merge_patch_error(exc) from None
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch must produce an object")
         new = await scope.decode_object(patched, [], validation)
+        scope.set_namespace(new)
         metadata = meta(new)
+        _check_name(metadata.get("name"), scope.name)
         if metadata.get("resourceVersion") == old_rv and not _patch_sets_rv(document):
             metadata.pop("resourceVersion", None)
+        await _record_update(scope, request, current, new)
         return new
 
     updated = await scope.store.update(
@@ -581,12 +631,139 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
     return await scope.respond(200, updated)
 
 
+async def _record_update(
+    scope: RequestScope, request: Request, live: Object | None, new: Object
+) -> None:
+    """Set ``new``'s managedFields for an Update by the request's manager over ``live``
+    (already in the request's version; ``None`` for a create), as upstream's
+    ``UpdateNoErrors`` does before admission."""
+    manager = scope.store.field_managers.get(scope.version, scope.subresource)
+    if manager is None:
+        return
+    name = manager_or_user_agent(
+        request.query.get("fieldManager", ""), request.headers.get("user-agent", "")
+    )
+    entries = await manager.update(live, await scope.to_version(new), name)
+    if entries is None:
+        meta(new).pop("managedFields", None)
+    else:
+        meta(new)["managedFields"] = entries
+
+
+async def _server_side_apply(
+    scope: RequestScope, request: Request, dry_run: bool, validation: str
+) -> Response:
+    """PATCH with ``application/apply-patch+yaml``: merge the configuration, creating the
+    object when it does not exist (201), as upstream's ``applyPatcher``."""
+    manager = scope.store.field_managers.get(scope.version, scope.subresource)
+    if manager is None:
+        raise errors.internal_error(RuntimeError(f"no field manager for {scope.subresource}"))
+    config = _apply_configuration(await request.body())
+    query = request.query
+    force = bool(_bool_param(query, "force"))
+
+    async def apply(old: Object | None) -> Object:
+        current = await scope.to_version(old) if old is not None else None
+        applied = await manager.apply(current, deep_copy(config), query["fieldManager"], force)
+        old_rv = current["metadata"].get("resourceVersion") if current is not None else None
+        new = await scope.decode_object(deep_copy(applied), [], validation)
+        metadata = meta(new)
+        if old is None and metadata.get("uid"):
+            raise errors.conflict(
+                scope.resource.plural,
+                scope.resource.group,
+                scope.name,
+                f"uid mismatch: the provided object specified uid {metadata['uid']}, "
+                "and no existing object was found",
+            )
+        scope.set_namespace(new)
+        _check_name(metadata.get("name"), scope.name)
+        if metadata.get("resourceVersion") == old_rv and not _patch_sets_rv(config):
+            metadata.pop("resourceVersion", None)
+        return new
+
+    while True:
+        applied_to_live = False
+
+        async def apply_to_live(old: Object) -> Object:
+            nonlocal applied_to_live
+            applied_to_live = True
+            return await apply(old)
+
+        try:
+            updated = await scope.store.update(
+                scope.namespace,
+                scope.name,
+                apply_to_live,
+                subresource=scope.subresource,
+                dry_run=dry_run,
+            )
+            return await scope.respond(200, updated)
+        except errors.StatusError as exc:
+            # Only a missing object is created, and never through a subresource.
+            if exc.code != 404 or applied_to_live or scope.subresource:
+                raise
+        try:
+            created = await scope.store.create(await apply(None), dry_run=dry_run)
+        except errors.StatusError as exc:
+            if exc.reason == "AlreadyExists":
+                continue  # created meanwhile: apply to it
+            raise
+        return await scope.respond(201, created)
+
+
 def decode_patch(body: bytes) -> Any:
     """A JSON or merge patch document; malformed JSON is a 400, as upstream's patcher says."""
     try:
         return serializer.decode(body, serializer.JSON, find_duplicates=False).obj
     except serializer.SyntaxDecodeError as exc:
         raise errors.bad_request(f"error decoding patch: {exc.detail}") from None
+
+
+def _apply_configuration(body: bytes) -> Object:
+    """An apply patch body: YAML, or JSON (what kubectl sends, read as JSON for exactness)."""
+    try:
+        config = orjson.loads(body) if body.lstrip()[:1] == b"{" else None
+    except orjson.JSONDecodeError:
+        config = None
+    if config is None:
+        try:
+            config = serializer.decode(body, serializer.YAML, find_duplicates=False).obj
+        except serializer.SyntaxDecodeError as exc:
+            raise errors.bad_request(f"error decoding YAML: {exc}") from None
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise errors.bad_request(
+            f"error decoding YAML: json: cannot unmarshal {_json_kind(config)} into Go value "
+            "of type map[string]interface {}"
+        )
+    return config
+
+
+def _check_name(name: str | None, url_name: str) -> None:
+    """Upstream ``checkName`` on a patched object: the patch may not drop or change the name."""
+    if not name:
+        raise errors.bad_request(
+            f"the name of the object ({url_name} based on URL) was undeterminable: "
+            "name must be provided"
+        )
+    if name != url_name:
+        raise errors.bad_request(
+            f"the name of the object ({name}) does not match the name on the URL ({url_name})"
+        )
+
+
+def _strategic_merge_patch_error(exc: patch.StrategicMergePatchError) -> errors.StatusError:
+    """Upstream's ``interpretStrategicMergePatchError``: format errors are 400, lists of
+    lists a generic 422, anything else a bare 500 with the merge's message."""
+    if isinstance(exc, patch.BadPatchFormatError):
+        return errors.bad_request(str(exc))
+    if isinstance(exc, patch.UnprocessablePatchError):
+        return errors.StatusError(
+            422, "Invalid", "the server rejected our request due to an error in our request"
+        )
+    return errors.StatusError(500, "", str(exc))
 
 
 def _patch_sets_rv(document: Any) -> bool:

@@ -22,6 +22,8 @@ from kapi.admission.chain import AdmissionChain
 from kapi.admission.interface import Attributes, Operation
 from kapi.apimachinery import errors, field, validation
 from kapi.apimachinery.field import Path
+from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
+from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.strategy import METADATA, Strategy, SubresourceStrategy
 from kapi.request import current as current_request
@@ -108,6 +110,8 @@ class Store:
         }
         self._admission = admission
         self._prefix = resource.storage_prefix()
+        #: Managed fields of writes to each version and subresource (server-side apply).
+        self.field_managers = ResourceFieldManagers(resource, scheme)
         #: The version of the objects this store reads and writes.
         self.hub_version = version or resource.hub_version
         self._storage_version = resource.storage_version
@@ -430,6 +434,7 @@ class Store:
                     ],
                 )
             self._prepare_update(new, old, subresource)
+            keep_unchanged_timestamps(new, old)
             await self._validate_admission(Operation.UPDATE, new, old, dry_run, subresource)
             if new == old:
                 return old

@@ -43,6 +43,11 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         "-A", "--all-namespaces", action="store_true", help="list across all namespaces"
     )
     parser.add_argument("-w", "--watch", action="store_true", help="watch for changes")
+    parser.add_argument(
+        "--show-managed-fields",
+        action="store_true",
+        help="keep metadata.managedFields in -o yaml|json output",
+    )
     parser.set_defaults(command_run=get)
 
 
@@ -153,9 +158,9 @@ def _print_objects(session: Session, args: argparse.Namespace, targets: list[Tar
     if args.output == "name":
         session.out.write("".join(name_line(resource, obj) for resource, obj in found))
     elif single and found:
-        session.out.write(_format(args.output, found[0][1]))
+        session.out.write(_format(args, found[0][1]))
     elif not single:
-        session.out.write(_format(args.output, printers.as_list(obj for _, obj in found)))
+        session.out.write(_format(args, printers.as_list(obj for _, obj in found)))
 
 
 def name_line(resource: ResourceInfo, obj: Object) -> str:
@@ -172,8 +177,20 @@ def _items(document: Object) -> list[Object]:
     ]
 
 
-def _format(output: str, obj: Object) -> str:
-    return printers.to_yaml(obj) if output == "yaml" else printers.to_json(obj)
+def _format(args: argparse.Namespace, obj: Object) -> str:
+    """``-o yaml|json``; managedFields are left out unless asked for, as kubectl does."""
+    if not args.show_managed_fields:
+        obj = _without_managed_fields(obj)
+    return printers.to_yaml(obj) if args.output == "yaml" else printers.to_json(obj)
+
+
+def _without_managed_fields(obj: Object) -> Object:
+    if "items" in obj:
+        return {**obj, "items": [_without_managed_fields(item) for item in obj["items"]]}
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
 
 
 def _watch(session: Session, args: argparse.Namespace, target: Target) -> None:
@@ -218,7 +235,7 @@ class _WatchPrinter:
             self.session.out.write("".join(name_line(self.resource, obj) for obj in page))
         else:
             for obj in page:
-                self.session.out.write(_format(self.args.output, obj))
+                self.session.out.write(_format(self.args, obj))
         self.session.out.flush()
 
     def _rows(self, table: Object) -> None:
