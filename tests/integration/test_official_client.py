@@ -6,7 +6,9 @@ import datetime
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,8 +16,12 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client import ApiException
 from kubernetes.client import rest as k8s_rest
+from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.exceptions import NotFoundError, UnprocessibleEntityError
 
 from tests.conftest import KapiServer
+from tests.integration.test_crds import GROUP as CRD_GROUP
+from tests.integration.test_crds import crontab_crd
 
 
 @pytest.fixture
@@ -301,3 +307,154 @@ def test_pod_disruption_budgets(api_client: client.ApiClient, namespace: str) ->
     assert body["reason"] == "Invalid"
     assert body["details"]["kind"] == "PodDisruptionBudget"
     assert body["details"]["group"] == "policy"
+
+
+# --- DynamicClient: resources found through discovery ----------------------------------------
+
+
+@pytest.fixture
+def dynamic(api_client: client.ApiClient, tmp_path: Path) -> DynamicClient:
+    """A DynamicClient with a discovery cache of its own (it would share one per host)."""
+    return DynamicClient(api_client, cache_file=str(tmp_path / "discovery.json"))
+
+
+def _lowercase_id() -> str:
+    return "".join(chr(ord("a") + int(c, 16)) for c in uuid.uuid4().hex[:10])
+
+
+def _watch_until_deleted(resource: Any, namespace: str, since: str) -> list[tuple[str, Any]]:
+    """Replay the events after ``since`` through ``kubernetes.watch.Watch``, up to DELETED."""
+    watcher = watch.Watch()
+    events: list[tuple[str, Any]] = []
+    try:
+        for event in resource.watch(
+            namespace=namespace, resource_version=since, timeout=10, watcher=watcher
+        ):
+            events.append((event["type"], event["raw_object"]))
+            if event["type"] == "DELETED":
+                break
+    finally:
+        watcher.stop()
+    return events
+
+
+def test_dynamic_client_configmaps(dynamic: DynamicClient, namespace: str) -> None:
+    configmaps = dynamic.resources.get(api_version="v1", kind="ConfigMap")
+    assert (configmaps.name, configmaps.namespaced, configmaps.group) == ("configmaps", True, "")
+    since = configmaps.get(namespace=namespace).metadata.resourceVersion
+
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dyn"}}
+    created = configmaps.create(body={**body, "data": {"a": "1"}}, namespace=namespace)
+    assert (created.metadata.name, created.metadata.namespace) == ("dyn", namespace)
+    assert configmaps.get(name="dyn", namespace=namespace).data.to_dict() == {"a": "1"}
+    listed = configmaps.get(namespace=namespace, field_selector="metadata.name=dyn")
+    assert [item.metadata.name for item in listed.items] == ["dyn"]
+
+    strategic = configmaps.patch(name="dyn", namespace=namespace, body={"data": {"b": "2"}})
+    assert strategic.data.to_dict() == {"a": "1", "b": "2"}
+    merged = configmaps.patch(
+        name="dyn",
+        namespace=namespace,
+        body={"data": {"a": None}},
+        content_type="application/merge-patch+json",
+    )
+    assert merged.data.to_dict() == {"b": "2"}
+
+    deleted = configmaps.delete(name="dyn", namespace=namespace)
+    assert (deleted.kind, deleted.status) == ("Status", "Success")
+    assert deleted.details.name == "dyn"
+    with pytest.raises(NotFoundError) as info:
+        configmaps.get(name="dyn", namespace=namespace)
+    assert info.value.status == 404
+
+    events = _watch_until_deleted(configmaps, namespace, since)
+    assert [(kind, obj["metadata"]["name"]) for kind, obj in events] == [
+        ("ADDED", "dyn"),
+        ("MODIFIED", "dyn"),
+        ("MODIFIED", "dyn"),
+        ("DELETED", "dyn"),
+    ]
+    assert [obj.get("data") for _, obj in events] == [
+        {"a": "1"},
+        {"a": "1", "b": "2"},
+        {"b": "2"},
+        {"b": "2"},
+    ]
+    assert events[0][1]["metadata"]["uid"] == created.metadata.uid
+
+
+def test_dynamic_client_custom_resources(
+    dynamic: DynamicClient, kapi_server: KapiServer, namespace: str
+) -> None:
+    plural = f"dyn{_lowercase_id()}s"
+    kind = plural[:-1].capitalize()
+    crd = crontab_crd(plural=plural, kind=kind)
+    with kapi_server.client() as http:
+        response = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+        assert response.status_code == 201, response.text
+        try:
+            _wait_established(http, crd["metadata"]["name"])
+            _custom_resource_round_trip(dynamic, namespace, kind)
+        finally:
+            http.delete(
+                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+            )
+
+
+def _wait_established(http: httpx.Client, name: str) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        crd = http.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}").json()
+        conditions = crd.get("status", {}).get("conditions", [])
+        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+            return
+        assert time.monotonic() < deadline, f"{name} never became established: {crd}"
+        time.sleep(0.05)
+
+
+def _custom_resource_round_trip(dynamic: DynamicClient, namespace: str, kind: str) -> None:
+    # The CRD is new since the client started: discovery is refreshed on the miss.
+    resources = dynamic.resources.get(api_version=f"{CRD_GROUP}/v1", kind=kind)
+    assert (resources.group_version, resources.namespaced) == (f"{CRD_GROUP}/v1", True)
+    since = resources.get(namespace=namespace).metadata.resourceVersion
+
+    body = {
+        "apiVersion": f"{CRD_GROUP}/v1",
+        "kind": kind,
+        "metadata": {"name": "one"},
+        "spec": {"cronSpec": "*/5 * * * *", "replicas": 1},
+    }
+    created = resources.create(body=body, namespace=namespace)
+    assert created.spec.replicas == 1
+    assert resources.get(name="one", namespace=namespace).spec.cronSpec == "*/5 * * * *"
+    assert [i.metadata.name for i in resources.get(namespace=namespace).items] == ["one"]
+
+    # Custom resources take merge and JSON patches (no strategic merge patch).
+    merged = resources.patch(
+        name="one",
+        namespace=namespace,
+        body={"spec": {"replicas": 3}},
+        content_type="application/merge-patch+json",
+    )
+    assert merged.spec.replicas == 3
+    ops = [{"op": "add", "path": "/spec/image", "value": "busybox"}]
+    patched = resources.patch(
+        name="one", namespace=namespace, body=ops, content_type="application/json-patch+json"
+    )
+    assert (patched.spec.image, patched.spec.replicas) == ("busybox", 3)
+    with pytest.raises(UnprocessibleEntityError) as invalid:
+        resources.patch(
+            name="one",
+            namespace=namespace,
+            body={"spec": {"replicas": 11}},
+            content_type="application/merge-patch+json",
+        )
+    assert json.loads(invalid.value.body)["reason"] == "Invalid"
+
+    resources.delete(name="one", namespace=namespace)
+    with pytest.raises(NotFoundError):
+        resources.get(name="one", namespace=namespace)
+
+    events = _watch_until_deleted(resources, namespace, since)
+    assert [kind for kind, _ in events] == ["ADDED", "MODIFIED", "MODIFIED", "DELETED"]
+    assert [obj["spec"].get("replicas") for _, obj in events] == [1, 3, 3, 3]

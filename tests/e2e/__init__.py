@@ -1,0 +1,1 @@
+"""End-to-end suites: released clients against a real ``kapi serve``."""
