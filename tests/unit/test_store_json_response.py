@@ -127,3 +127,48 @@ def test_strategy_none_reads_splice_in_every_served_version(tmp_path: Path) -> N
         "example.com/v1",
         "example.com/v1beta1",
     ]
+
+
+def test_lists_as_stored_equal_decoded_lists_page_by_page(tmp_path: Path) -> None:
+    from kapi.registry.predicate import EVERYTHING
+
+    async def body(server: APIServer) -> list[tuple[Any, Any]]:
+        store = server.store("", "configmaps")
+        for i in range(5):
+            metadata = {"name": f"c{i}", "namespace": "default"}
+            await store.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": metadata,
+                    "data": {"i": str(i)},
+                }
+            )
+        pages = []
+        token = ""
+        while True:
+            raw = await store.list(
+                "default", EVERYTHING, limit=2, continue_token=token, json_items=True
+            )
+            decoded = await store.list("default", EVERYTHING, limit=2, continue_token=token)
+            assert raw.json_items is not None and raw.items == []
+            pages.append(
+                (
+                    (
+                        [orjson.loads(b) for b in raw.json_items],
+                        raw.resource_version,
+                        raw.remaining,
+                    ),
+                    (decoded.items, decoded.resource_version, decoded.remaining),
+                )
+            )
+            assert raw.continue_token == decoded.continue_token
+            token = raw.continue_token
+            if not token:
+                return pages
+
+    pages = _scenario(tmp_path, body)
+    assert len(pages) == 3
+    for raw, decoded in pages:
+        assert raw == decoded
+    assert [item["data"]["i"] for raw, _ in pages for item in raw[0]] == list("01234")

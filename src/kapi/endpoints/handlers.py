@@ -30,7 +30,7 @@ from kapi.endpoints.http import Request, Response, StreamingResponse
 from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type
 from kapi.registry.fieldmanager.manager import manager_or_user_agent
 from kapi.registry.predicate import SelectionPredicate
-from kapi.registry.store import Preconditions, Store
+from kapi.registry.store import ListResult, Preconditions, Store
 from kapi.request import current as current_request
 from kapi.runtime import patch, protobuf, serializer
 from kapi.runtime.objects import deep_copy, meta
@@ -422,6 +422,7 @@ async def get(scope: RequestScope, request: Request) -> Response:
 async def list_(scope: RequestScope, request: Request) -> Response:
     query = request.query
     _validate_list_options(query, watch=False)
+    as_stored = scope.output == JSON_OUTPUT and scope.version == scope.store.hub_version
     result = await scope.store.list(
         scope.namespace,
         _predicate(query, scope.resource),
@@ -429,26 +430,41 @@ async def list_(scope: RequestScope, request: Request) -> Response:
         continue_token=query.get("continue", ""),
         resource_version=query.get("resourceVersion", ""),
         resource_version_match=query.get("resourceVersionMatch", ""),
+        json_items=as_stored,
     )
-    items = await scope.to_version_many(result.items)
     rv = str(result.resource_version)
+    if result.json_items is not None:
+        return Response(200, _json_list(scope, _list_meta(result, rv), result.json_items))
+    items = await scope.to_version_many(result.items)
     if scope.output.as_kind == "Table":
         table = tables.table_for(scope.resource.columns_of(scope.version), items, scope.output, rv)
         if result.continue_token:
             table["metadata"]["continue"] = result.continue_token
         return encode(200, table, scope.output)
+    body = {
+        "kind": scope.resource.list_kind,
+        "apiVersion": scope.api_version,
+        "metadata": _list_meta(result, rv),
+        "items": items,
+    }
+    return encode(200, body, scope.output)
+
+
+def _list_meta(result: ListResult, rv: str) -> Object:
     list_meta: Object = {"resourceVersion": rv}
     if result.continue_token:
         list_meta["continue"] = result.continue_token
         if result.remaining is not None:
             list_meta["remainingItemCount"] = result.remaining
-    body = {
-        "kind": scope.resource.list_kind,
-        "apiVersion": scope.api_version,
-        "metadata": list_meta,
-        "items": items,
-    }
-    return encode(200, body, scope.output)
+    return list_meta
+
+
+def _json_list(scope: RequestScope, list_meta: Object, items: list[bytes]) -> bytes:
+    """The list's JSON around items already encoded (``Store.list(json_items=True)``)."""
+    head = orjson.dumps(
+        {"kind": scope.resource.list_kind, "apiVersion": scope.api_version, "metadata": list_meta}
+    )
+    return b"".join((head[:-1], b',"items":[', b",".join(items), b"]}"))
 
 
 async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
