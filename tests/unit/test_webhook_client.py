@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kapi.apimachinery.gotext import go_duration
 from kapi.server import free_port
 from kapi.webhook import (
     ServiceReference,
@@ -24,7 +25,6 @@ from kapi.webhook import (
     WebhookTimeoutError,
     WebhookTLSError,
 )
-from kapi.webhook.gotext import go_duration
 from tests.tls import CertificateAuthority, ServingCertificate, make_ca, make_serving_cert
 from tests.webhook_server import WebhookServer, serve_webhook
 

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from kapi.apimachinery.errors import StatusError
 from kapi.apimachinery.field import Path, aggregate_message, go_quote
+from kapi.apimachinery.gotext import go_json_kind, go_type, gvk_string
 from kapi.apimachinery.validation import validate_annotations, validate_labels
 from kapi.runtime.objects import deep_copy, new_uid
 from kapi.webhook import (
@@ -33,7 +34,6 @@ from kapi.webhook import (
     WebhookClientManager,
     WebhookError,
 )
-from kapi.webhook.gotext import go_json_kind, gvk_string
 
 GROUP = "apiextensions.k8s.io"
 SUPPORTED_REVIEW_VERSIONS = ("v1beta1", "v1")
@@ -251,7 +251,7 @@ def _restore_object_meta(original: Mapping[str, Any], converted: dict[str, Any])
         raise _Invalid("missing metadata in converted object")
     answered = converted["metadata"]
     if not isinstance(answered, Mapping):
-        raise _Invalid(f"invalid metadata of type {_go_type(answered)} in converted object")
+        raise _Invalid(f"invalid metadata of type {go_type(answered)} in converted object")
     restored = deep_copy(original.get("metadata") or {})
     for field in ("labels", "annotations"):
         values = answered.get(field)
@@ -260,14 +260,14 @@ def _restore_object_meta(original: Mapping[str, Any], converted: dict[str, Any])
             continue
         if not isinstance(values, Mapping):
             raise _Invalid(
-                f"invalid metadata.{field} of type {_go_type(values)} in converted object"
+                f"invalid metadata.{field} of type {go_type(values)} in converted object"
             )
         before = restored.get(field) or {}
         changed = len(before) != len(values)
         for key, value in values.items():
             if not isinstance(value, str):
                 raise _Invalid(
-                    f"metadata.{field}[{key}] must be a string, but is {_go_type(value)} "
+                    f"metadata.{field}[{key}] must be a string, but is {go_type(value)} "
                     "in converted object"
                 )
             changed = changed or before.get(key) != value
@@ -282,20 +282,3 @@ def _restore_object_meta(original: Mapping[str, Any], converted: dict[str, Any])
                 raise _Invalid(aggregate_message(errors))
         restored[field] = dict(values)
     converted["metadata"] = restored
-
-
-def _go_type(value: Any) -> str:
-    """``%T`` of a value decoded into ``unstructured`` (JSON integers are int64)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    return "map[string]interface {}"

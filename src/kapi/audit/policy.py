@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from kapi.apimachinery import field as fielderr
+from kapi.apimachinery.gotext import go_json_kind
 from kapi.apimachinery.validation import is_dns1123_subdomain
 from kapi.request import RequestInfo
-from kapi.webhook.gotext import go_json_kind
 
 log = logging.getLogger(__name__)
 

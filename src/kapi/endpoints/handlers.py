@@ -22,6 +22,7 @@ from kapi.apimachinery.field import Path, go_quote
 from kapi.apimachinery.fields import FieldLabelNotSupportedError, field_label_converter
 from kapi.apimachinery.fields import FieldSelectorParseError as FieldSelectorError
 from kapi.apimachinery.fields import parse_selector as parse_field_selector
+from kapi.apimachinery.gotext import go_json_kind
 from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
 from kapi.apimachinery.labels import parse_selector
 from kapi.apimachinery.validation import validate_field_manager
@@ -114,7 +115,7 @@ class RequestScope:
         if not isinstance(raw, dict):
             raise self.unrecognized(
                 f"couldn't get version/kind; json parse error: json: cannot unmarshal "
-                f"{_json_kind(raw)} into Go value of type struct {{ APIVersion string "
+                f"{go_json_kind(raw)} into Go value of type struct {{ APIVersion string "
                 f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}',
                 b"",
             )
@@ -242,16 +243,6 @@ def encode(status: int, obj: Any, output: Output) -> Response:
     if output.media_type == serializer.PROTOBUF:
         return Response(status, protobuf.encode(obj), serializer.PROTOBUF)
     return Response(status, orjson.dumps(obj))
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    return "number" if isinstance(value, int | float) else "null"
 
 
 # -- query parameters -----------------------------------------------------------------
@@ -751,7 +742,7 @@ def _apply_configuration(body: bytes) -> Object:
         return {}
     if not isinstance(config, dict):
         raise errors.bad_request(
-            f"error decoding YAML: json: cannot unmarshal {_json_kind(config)} into Go value "
+            f"error decoding YAML: json: cannot unmarshal {go_json_kind(config)} into Go value "
             "of type map[string]interface {}"
         )
     return config

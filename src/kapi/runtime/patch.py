@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kapi.apimachinery.field import go_format_float, go_quote
+from kapi.apimachinery.field import go_quote
+from kapi.apimachinery.gotext import go_json_kind, go_sprint, go_type
 from kapi.runtime.objects import deep_copy
 from kapi.runtime.schema import List, Map, Schema, Struct
 
@@ -44,16 +45,6 @@ _BAD_PRIMITIVE_LIST = "invalid patch format of primitive list"
 _BAD_RETAIN_KEYS = "invalid patch format of retainKeys"
 _BAD_SET_ELEMENT_ORDER = "invalid patch format of setElementOrder list"
 _NO_LIST_OF_LISTS = "lists of lists are not supported"
-
-#: ``reflect.Type`` names of decoded JSON values, for ``ErrBadArgType``.
-_GO_TYPES: dict[type, str] = {
-    dict: "map[string]interface {}",
-    list: "[]interface {}",
-    str: "string",
-    int: "int64",
-    float: "float64",
-    bool: "bool",
-}
 
 
 class StrategicMergePatchError(Exception):
@@ -91,7 +82,7 @@ def strategic_merge_patch(target: dict[str, Any], patch: Any, schema: Struct) ->
         return deep_copy(target)
     if not isinstance(patch, dict):
         raise BadPatchFormatError(
-            f"json: cannot unmarshal {_json_kind(patch)} into Go value of type "
+            f"json: cannot unmarshal {go_json_kind(patch)} into Go value of type "
             "map[string]interface {}"
         )
     return _merge_map(deep_copy(target), deep_copy(patch), schema)
@@ -218,8 +209,8 @@ def _validate_element_order(patch_list: list[Any], order: list[Any], merge_key: 
         at_order += 1
     if at_patch < len(items):
         raise StrategicMergePatchError(
-            f"The order in patch list:\n{_go_sprint(patch_list)}\n doesn't match "
-            f"{_SET_ELEMENT_ORDER} list:\n{_go_sprint(order)}\n"
+            f"The order in patch list:\n{go_sprint(patch_list)}\n doesn't match "
+            f"{_SET_ELEMENT_ORDER} list:\n{go_sprint(order)}\n"
         )
 
 
@@ -438,7 +429,7 @@ def _element_is_map(*lists: list[Any]) -> bool:
                     raise UnprocessablePatchError(_NO_LIST_OF_LISTS)
             elif type(item) is not first:
                 raise StrategicMergePatchError(
-                    f"list element types are not identical: {_go_sprint(list(lists))}"
+                    f"list element types are not identical: {go_sprint(list(lists))}"
                 )
     if first is None:
         raise StrategicMergePatchError("no elements in any of the given slices")
@@ -573,7 +564,7 @@ def _strategy(tag: str) -> str:
         return "" if strategies[0] == _RETAIN_KEYS_STRATEGY else strategies[0]
     if len(strategies) == 2 and _RETAIN_KEYS_STRATEGY in strategies:
         return strategies[1] if strategies[0] == _RETAIN_KEYS_STRATEGY else strategies[0]
-    raise StrategicMergePatchError(f"unexpected patch strategy: {_go_sprint(strategies)}")
+    raise StrategicMergePatchError(f"unexpected patch strategy: {go_sprint(strategies)}")
 
 
 def _directive_field(key: str, prefix: str, error: str) -> str:
@@ -589,48 +580,17 @@ def _directive_field(key: str, prefix: str, error: str) -> str:
 
 def _bad_patch_type(directive: Any, patch: dict[str, Any]) -> StrategicMergePatchError:
     return StrategicMergePatchError(
-        f"unknown patch type: {_go_sprint(directive, 's')} in map: {_go_sprint(patch)}"
+        f"unknown patch type: {go_sprint(directive, 's')} in map: {go_sprint(patch)}"
     )
 
 
 def _no_merge_key(item: dict[str, Any], merge_key: str) -> StrategicMergePatchError:
     return StrategicMergePatchError(
-        f"map: {_go_sprint(item)} does not contain declared merge key: {merge_key}"
+        f"map: {go_sprint(item)} does not contain declared merge key: {merge_key}"
     )
 
 
 def _bad_arg_type(expected: Any, actual: Any) -> str:
     """``ErrBadArgType``: the Go types of the value wanted and the value found."""
-    found = "%!s(<nil>)" if actual is None else _GO_TYPES[type(actual)]
-    return f"expected a {_GO_TYPES[type(expected)]}, but received a {found}"
-
-
-def _json_kind(value: Any) -> str:
-    """encoding/json's name for a non-object JSON value in ``cannot unmarshal`` errors."""
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    return "number"
-
-
-def _go_sprint(value: Any, verb: str = "v") -> str:
-    """``fmt.Sprintf("%v")`` (or ``%s``) of a decoded value: ``map[k:v]``, ``[a b]``."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        pairs = (f"{k}:{_go_sprint(value[k], verb)}" for k in sorted(value))
-        return "map[" + " ".join(pairs) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_sprint(item, verb) for item in value) + "]"
-    if value is None:
-        return "%!s(<nil>)" if verb == "s" else "<nil>"
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, float):
-        text = go_format_float(value)
-    else:
-        text = str(value)
-    return f"%!s({_GO_TYPES[type(value)]}={text})" if verb == "s" else text
+    found = "%!s(<nil>)" if actual is None else go_type(actual)
+    return f"expected a {go_type(expected)}, but received a {found}"

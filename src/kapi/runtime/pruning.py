@@ -11,6 +11,7 @@ from __future__ import annotations
 import binascii
 from typing import Any
 
+from kapi.apimachinery.gotext import go_json_kind
 from kapi.runtime.schema import STRING, List, Map, Scalar, Schema, Struct
 
 
@@ -28,21 +29,9 @@ def prune(obj: dict[str, Any], struct: Struct) -> list[str]:
     return unknown
 
 
-def _go_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _mismatch(value: Any, schema: Schema, go_field: str) -> DecodeTypeError:
     return DecodeTypeError(
-        f"json: cannot unmarshal {_go_type(value)} into Go struct field {go_field} "
+        f"json: cannot unmarshal {go_json_kind(value)} into Go struct field {go_field} "
         f"of type {schema.type_name}"
     )
 

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import orjson
 
+from kapi.apimachinery.gotext import go_duration, go_json_kind, json_syntax_error
 from kapi.webhook.config import ServiceNotFound, ServiceResolver, WebhookClientConfig
 from kapi.webhook.errors import (
     WebhookConfigError,
@@ -34,7 +35,6 @@ from kapi.webhook.errors import (
     WebhookTLSError,
     WebhookTransportError,
 )
-from kapi.webhook.gotext import go_duration, go_json_kind, json_syntax_error
 
 #: Upstream's default for calls whose API has no ``timeoutSeconds`` (conversion webhooks).
 DEFAULT_TIMEOUT = 30.0

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kapi.apimachinery.field import go_quote
+from kapi.apimachinery.gotext import gvk_string
 from kapi.runtime.objects import new_uid
-from kapi.webhook.gotext import gvk_string
 
 Object = dict[str, Any]
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kapi.apimachinery.gotext import go_sharp_v, go_sprint, go_type
 from kapi.registry.fieldmanager.fieldpath import (
     EMPTY,
     FIELD,
@@ -65,51 +66,7 @@ _INVALID_ATOM = "schema error: invalid atom: inlined"
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-# -- Go's printing of values, for error messages -------------------------------------------
-
-
-def _go_v(v: Any) -> str:
-    """``%v`` of decoded JSON."""
-    if v is None:
-        return "<nil>"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{_go_v(x)}" for k, x in sorted(v.items())) + "]"
-    if isinstance(v, list):
-        return "[" + " ".join(_go_v(x) for x in v) + "]"
-    return str(v)
-
-
-def _go_sharp_v(v: Any) -> str:
-    """``%#v`` of decoded JSON held in an ``interface{}``."""
-    if v is None:
-        return "interface {}(nil)"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, dict):
-        inner = ", ".join(f'"{k}":{_go_sharp_v(x)}' for k, x in sorted(v.items()))
-        return "map[string]interface {}{" + inner + "}"
-    if isinstance(v, list):
-        return "[]interface {}{" + ", ".join(_go_sharp_v(x) for x in v) + "}"
-    return str(v)
-
-
-def _go_type(v: Any) -> str:
-    """``%T`` of decoded JSON."""
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, int):
-        return "int64"
-    if isinstance(v, float):
-        return "float64"
-    if isinstance(v, dict):
-        return "map[string]interface {}"
-    return "[]interface {}"
+# -- scalar errors, worded with Go's printing of values (kapi.apimachinery.gotext) ---------
 
 
 def scalar_error(kind: str, v: Any) -> str | None:
@@ -118,15 +75,15 @@ def scalar_error(kind: str, v: Any) -> str | None:
         return None
     if kind == NUMERIC:
         if isinstance(v, bool) or not isinstance(v, int | float):
-            return f"expected numeric (int or float), got {_go_type(v)}"
+            return f"expected numeric (int or float), got {go_type(v)}"
     elif kind == STRING:
         if not isinstance(v, str):
-            return f"expected string, got &value.valueUnstructured{{Value:{_go_sharp_v(v)}}}"
+            return f"expected string, got &value.valueUnstructured{{Value:{go_sharp_v(v)}}}"
     elif kind == BOOLEAN:
         if not isinstance(v, bool):
-            return f"expected boolean, got &{{{_go_v(v)}}}"
+            return f"expected boolean, got &{{{go_sprint(v)}}}"
     elif isinstance(v, dict | list):
-        return f"expected any scalar, got &{{{_go_v(v)}}}"
+        return f"expected any scalar, got &{{{go_sprint(v)}}}"
     return None
 
 
@@ -194,7 +151,7 @@ def _validate(v: Any, atom: Atom, path: str, dup: bool, errs: list[tuple[str, st
         if v is None:
             return
         if not isinstance(v, dict):
-            errs.append((path, f"expected map, got &{{{_go_v(v)}}}"))
+            errs.append((path, f"expected map, got &{{{go_sprint(v)}}}"))
             return
         t = a.map
         for key, child in v.items():
@@ -211,7 +168,7 @@ def _validate(v: Any, atom: Atom, path: str, dup: bool, errs: list[tuple[str, st
         if v is None:
             return
         if not isinstance(v, list):
-            errs.append((path, f"expected list, got &{{{_go_v(v)}}}"))
+            errs.append((path, f"expected list, got &{{{go_sprint(v)}}}"))
             return
         t = a.list
         seen: set[PathElement] = set()

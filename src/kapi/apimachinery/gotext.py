@@ -1,9 +1,16 @@
-"""Go's spelling of values and errors that appear inside upstream webhook messages."""
+"""Go's spelling of values, types and errors, for messages that must read as upstream's.
+
+kube-apiserver builds many error texts with ``fmt`` verbs over decoded JSON
+(``%v``, ``%#v``, ``%T``) or from ``encoding/json``; these render the same
+text from Python values.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from kapi.apimachinery.field import go_format_float
 
 
 def go_duration(seconds: float) -> str:
@@ -30,6 +37,8 @@ def go_duration(seconds: float) -> str:
 
 def go_json_kind(value: Any) -> str:
     """encoding/json's name for a decoded JSON value's type in unmarshal errors."""
+    if value is None:
+        return "null"
     if isinstance(value, dict):
         return "object"
     if isinstance(value, list):
@@ -39,6 +48,58 @@ def go_json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
     return "number"
+
+
+#: ``%T`` of decoded JSON (``unstructured``: integers are int64).
+_GO_TYPES: dict[type, str] = {
+    dict: "map[string]interface {}",
+    list: "[]interface {}",
+    str: "string",
+    int: "int64",
+    float: "float64",
+    bool: "bool",
+}
+
+
+def go_type(value: Any) -> str:
+    """``%T`` of a decoded JSON value."""
+    return "<nil>" if value is None else _GO_TYPES[type(value)]
+
+
+def go_sprint(value: Any, verb: str = "v") -> str:
+    """``%v`` (or ``%s``) of a decoded JSON value: ``map[k:v]``, ``[a b]``, ``<nil>``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        pairs = (f"{k}:{go_sprint(value[k], verb)}" for k in sorted(value))
+        return "map[" + " ".join(pairs) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_sprint(item, verb) for item in value) + "]"
+    if value is None:
+        return "%!s(<nil>)" if verb == "s" else "<nil>"
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float):
+        text = go_format_float(value)
+    else:
+        text = str(value)
+    return f"%!s({_GO_TYPES[type(value)]}={text})" if verb == "s" else text
+
+
+def go_sharp_v(value: Any) -> str:
+    """``%#v`` of a decoded JSON value held in an ``interface{}``."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, dict):
+        inner = ", ".join(f'"{k}":{go_sharp_v(x)}' for k, x in sorted(value.items()))
+        return "map[string]interface {}{" + inner + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(go_sharp_v(x) for x in value) + "}"
+    return str(value)
 
 
 def gvk_string(api_version: str, kind: str) -> str:
