@@ -831,3 +831,23 @@ def test_metrics(http: httpx.Client, namespace: str) -> None:
     assert "apiserver_request_duration_seconds_bucket{" in text
     health = _samples(text, "kubernetes_healthcheck")
     assert ({"name": "etcd", "type": "readyz"}, 1.0) in health
+
+
+def test_put_creates_kinds_whose_strategy_allows_it(http: httpx.Client, namespace: str) -> None:
+    """Endpoints (and Events) are created by a PUT, as upstream; ConfigMaps are not."""
+    url = f"/api/v1/namespaces/{namespace}/endpoints/put-made"
+    body = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "put-made"}}
+    created = http.put(url, json=body)
+    assert created.status_code == 201, created.text
+    assert created.json()["metadata"]["uid"]
+    again = http.put(url, json={**body, "metadata": {"name": "put-made", "labels": {"a": "b"}}})
+    assert again.status_code == 200, again.text
+    assert again.json()["metadata"]["uid"] == created.json()["metadata"]["uid"]
+    assert http.get(url).json()["metadata"]["labels"] == {"a": "b"}
+
+    missing = http.put(
+        cm_path(namespace, "put-missing"),
+        json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "put-missing"}},
+    )
+    assert missing.status_code == 404, missing.text
+    assert http.get(cm_path(namespace, "put-missing")).status_code == 404

@@ -589,9 +589,16 @@ async def update(scope: RequestScope, request: Request) -> Response:
         await _record_update(scope, request, await scope.to_version(old), new)
         return new
 
-    updated = await scope.store.update(
-        scope.namespace, scope.name, replace, subresource=scope.subresource, dry_run=dry_run
-    )
+    try:
+        updated = await scope.store.update(
+            scope.namespace, scope.name, replace, subresource=scope.subresource, dry_run=dry_run
+        )
+    except errors.StatusError as exc:
+        # Kinds whose strategy allows it (Endpoints, Event) are created by a PUT, as upstream.
+        if exc.code != 404 or scope.subresource or not scope.store.strategy.allow_create_on_update:
+            raise
+        await _record_update(scope, request, None, obj)
+        return await scope.respond(201, await scope.store.create(obj, dry_run=dry_run))
     return await scope.respond(200, updated)
 
 
