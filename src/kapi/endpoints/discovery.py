@@ -254,6 +254,12 @@ def _resource_entry(found: DiscoveredResource) -> Object:
 
 @functools.cache
 def _storage_version_hash(storage_api_version: str, kind: str) -> str:
+    """The hash of the version kapi really stores.
+
+    For CustomResourceDefinitions that differs from kube-apiserver, which
+    still stores them as v1beta1 and publishes ``jfWCUB31mvA=``: kapi stores
+    v1, and the hash exists to tell storage migrators what is stored.
+    """
     storage = GroupVersion.parse(storage_api_version)
     return storage_version_hash(storage.group, storage.version, kind)
 
