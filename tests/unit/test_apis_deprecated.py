@@ -9,7 +9,7 @@ import pytest
 
 from kapi.apimachinery.field import FieldError
 from kapi.apis import batch, builtin_resources, core_v1_endpoints, discovery_v1, networking
-from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Resource, Scheme
+from kapi.runtime.scheme import Deprecation, GroupVersionKind, Lifecycle, Resource, Scheme
 from kapi.version import Version
 
 
@@ -115,6 +115,26 @@ def test_warning_texts_and_removed_releases() -> None:
         "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
     )
     assert at_1_33.removed_release(ep, "v1") == ""
+
+
+@pytest.mark.parametrize("at", ["1.21", "1.24", "1.33"])
+def test_each_request_sees_the_deprecation_worked_out_when_the_kind_was_added(at: str) -> None:
+    scheme = scheme_at(at)
+    seen = 0
+    for found in scheme.resources():
+        for version in found.versions:
+            warning = scheme.deprecation_warning(found, version)
+            expected = (
+                None
+                if warning is None
+                else Deprecation(warning, scheme.removed_release(found, version))
+            )
+            assert scheme.deprecation(found, version) == expected
+            seen += expected is not None
+    assert seen >= 1
+    cj = resource("CronJob")
+    scheme.remove(cj.group, cj.plural)
+    assert scheme.deprecation(cj, "v1beta1") is None
 
 
 def test_storage_prefixes_follow_upstream_etcd_layout() -> None:

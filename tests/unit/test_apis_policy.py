@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import copy
 
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kapi.apimachinery.field import FieldError
 from kapi.apis import builtin_resources, policy
@@ -18,6 +21,7 @@ from kapi.apis.policy import (
     PodDisruptionBudgetV1beta1,
     hub_to_v1beta1,
     normalize_v1_selector,
+    v1beta1_reads_as_hub,
     v1beta1_to_hub,
 )
 from kapi.runtime.schema import components
@@ -75,6 +79,72 @@ def test_round_trips_both_ways(v1beta1: dict, hub: dict) -> None:
     assert hub_to_v1beta1(pdb(hub))["spec"]["selector"] == v1beta1
     assert hub_to_v1beta1(v1beta1_to_hub(pdb(v1beta1))) == pdb(v1beta1)
     assert v1beta1_to_hub(hub_to_v1beta1(pdb(hub))) == pdb(hub)
+
+
+def _requirement(key: str, operator: str, values: list[str], key_first: bool) -> dict:
+    fields = [("key", key), ("operator", operator)] + ([("values", values)] if values else [])
+    return dict(fields if key_first else reversed(fields))
+
+
+_REQUIREMENTS = st.builds(
+    lambda fields, key_first: _requirement(*fields, key_first),
+    st.sampled_from(
+        [
+            (PDB_V1BETA1_LABEL, "Exists", []),
+            (PDB_V1BETA1_LABEL, "DoesNotExist", []),
+            (PDB_V1BETA1_LABEL, "In", ["web"]),
+            ("tier", "Exists", []),
+            ("tier", "In", ["web", "db"]),
+        ]
+    ),
+    st.booleans(),
+)
+_SELECTORS = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "matchLabels": st.dictionaries(st.sampled_from(["app", "tier"]), st.just("a")),
+            "matchExpressions": st.lists(_REQUIREMENTS, max_size=2),
+        },
+    ),
+).map(lambda selector: selector if selector is None else dict(sorted(selector.items())[::-1]))
+_ANNOTATIONS = st.dictionaries(
+    st.sampled_from(["selector", "note"]), st.sampled_from(["x", '{"selector":{}}', "y"])
+)
+
+
+@given(_SELECTORS, _ANNOTATIONS, st.booleans())
+def test_reads_as_hub_only_when_the_conversion_changes_nothing(
+    selector: dict | None, annotations: dict, with_selector: bool
+) -> None:
+    # As stored: the hub's JSON, with the selector's fields in whatever order they came.
+    hub = pdb(selector) if with_selector else pdb()
+    hub["metadata"]["annotations"] = annotations
+    if v1beta1_reads_as_hub(orjson.dumps(hub)):
+        assert hub_to_v1beta1(hub) == hub
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        {"matchLabels": {"app": "a"}},
+        {"matchLabels": {"app": "a"}, "matchExpressions": [EXISTS]},
+        {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+    ],
+)
+def test_ordinary_selectors_read_as_stored(selector: dict) -> None:
+    assert v1beta1_reads_as_hub(orjson.dumps(pdb(selector)))
+    assert v1beta1_reads_as_hub(orjson.dumps(pdb()))
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [{}, {"matchLabels": {}}, {"matchExpressions": []}, NON_V1BETA1_MATCH_NONE],
+)
+def test_selectors_that_select_all_or_none_convert(selector: dict) -> None:
+    assert hub_to_v1beta1(pdb(selector)) != pdb(selector)
+    assert not v1beta1_reads_as_hub(orjson.dumps(pdb(selector)))
 
 
 def test_nil_selector_stays_nil() -> None:

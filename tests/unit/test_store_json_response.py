@@ -9,11 +9,12 @@ from typing import Any
 import orjson
 
 from kapi.server import APIServer, ServerConfig
+from kapi.version import Version
 
 
-def _scenario(tmp_path: Path, body: Any) -> Any:
+def _scenario(tmp_path: Path, body: Any, config: ServerConfig | None = None) -> Any:
     async def run() -> Any:
-        server = APIServer(ServerConfig(data_dir=tmp_path))
+        server = APIServer(config or ServerConfig(data_dir=tmp_path))
         await server.start()
         try:
             return await body(server)
@@ -148,7 +149,7 @@ def test_lists_as_stored_equal_decoded_lists_page_by_page(tmp_path: Path) -> Non
         token = ""
         while True:
             raw = await store.list(
-                "default", EVERYTHING, limit=2, continue_token=token, json_items=True
+                "default", EVERYTHING, limit=2, continue_token=token, json_items="v1"
             )
             decoded = await store.list("default", EVERYTHING, limit=2, continue_token=token)
             assert raw.json_items is not None and raw.items == []
@@ -172,3 +173,41 @@ def test_lists_as_stored_equal_decoded_lists_page_by_page(tmp_path: Path) -> Non
     for raw, decoded in pages:
         assert raw == decoded
     assert [item["data"]["i"] for raw, _ in pages for item in raw[0]] == list("01234")
+
+
+def test_other_versions_splice_only_what_their_conversion_leaves_alone(tmp_path: Path) -> None:
+    selectors = {
+        "labels": {"matchLabels": {"app": "web"}},
+        "requirements": {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+        "everything": {},  # v1beta1 spells it with the reserved label: a real conversion
+    }
+
+    async def body(server: APIServer) -> dict[str, tuple[Any, Any]]:
+        resource = server.scheme.lookup("policy", "v1beta1", "poddisruptionbudgets")
+        assert resource is not None
+        store = server.store_for(resource, "v1beta1")
+        out = {}
+        for name, selector in selectors.items():
+            await store.create(
+                {
+                    "apiVersion": "policy/v1",
+                    "kind": "PodDisruptionBudget",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {"minAvailable": 1, "selector": selector},
+                }
+            )
+            kv = await store.read("default", name)
+            spliced = store.json_response(kv, "v1beta1")
+            decoded = await server.scheme.from_hub(resource, await store.decode(kv), "v1beta1")
+            out[name] = (spliced and orjson.loads(spliced), decoded)
+        return out
+
+    config = ServerConfig(data_dir=tmp_path, emulated_version=Version(1, 24))
+    results = _scenario(tmp_path, body, config)
+    for name in ("labels", "requirements"):
+        spliced, decoded = results[name]
+        assert spliced == {"kind": "PodDisruptionBudget", **decoded}
+        assert spliced["apiVersion"] == "policy/v1beta1"
+    spliced, decoded = results["everything"]
+    assert spliced is None
+    assert decoded["spec"]["selector"]["matchExpressions"][0]["operator"] == "DoesNotExist"

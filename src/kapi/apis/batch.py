@@ -22,7 +22,14 @@ from kapi.apis.meta import ObjectMeta, kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
 from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Scalar, Struct, Time
-from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import (
+    GroupVersionKind,
+    Lifecycle,
+    Object,
+    Resource,
+    ResourceVersion,
+    renamed_hub,
+)
 from kapi.version import Version
 
 ALLOW, FORBID, REPLACE = "Allow", "Forbid", "Replace"
@@ -333,6 +340,7 @@ def resources() -> list[Resource]:
                     default_cronjob,
                     to_hub=dict,
                     from_hub=dict,
+                    reads_as_hub=renamed_hub,
                 ),
             },
             hub_version="v1",

@@ -120,6 +120,36 @@ def hub_to_v1beta1(obj: Object) -> Object:
     return out
 
 
+_SELECTOR_KEY = b'"selector":'
+_RESERVED_LABEL = PDB_V1BETA1_LABEL.encode()
+#: How a stored selector starts when it surely selects some pods but not all...
+_SOME_LABELS = b'{"matchLabels":{"'
+#: ... and when it does unless its requirements are the reserved "none" one.
+_SOME_EXPRESSIONS = b'{"matchExpressions":[{'
+
+
+def v1beta1_reads_as_hub(value: bytes) -> bool:
+    """Whether :func:`hub_to_v1beta1` leaves the stored hub JSON ``value`` as it is.
+
+    It only replaces a selector that selects every pod or none: one empty,
+    or one whose only requirement has the reserved label.  Keys are never
+    escaped in stored JSON and ``"selector":`` cannot occur inside an encoded
+    string, so a selector starting with a non-empty field proves there is
+    nothing to replace (with the label nowhere, for requirements); anything
+    else is left to the conversion.  Every GET through v1beta1 asks, so the
+    common case costs one scan of the value.
+    """
+    at = value.find(_SELECTOR_KEY)
+    while at >= 0:
+        at += len(_SELECTOR_KEY)
+        if not value.startswith(_SOME_LABELS, at) and (
+            not value.startswith(_SOME_EXPRESSIONS, at) or _RESERVED_LABEL in value
+        ):
+            return False
+        at = value.find(_SELECTOR_KEY, at)
+    return True
+
+
 def normalize_v1_selector(obj: Object) -> None:
     """``Convert_v1_PodDisruptionBudget_To_policy_PodDisruptionBudget``, in place.
 
@@ -452,6 +482,7 @@ def resources() -> list[Resource]:
                     ),
                     to_hub=v1beta1_to_hub,
                     from_hub=hub_to_v1beta1,
+                    reads_as_hub=v1beta1_reads_as_hub,
                 ),
             },
             hub_version="v1",

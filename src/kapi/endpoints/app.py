@@ -25,7 +25,7 @@ from kapi.endpoints.requestinfo import parse_request_info
 from kapi.endpoints.warnings import warning_headers
 from kapi.request import RequestContext, RequestInfo, bind
 from kapi.runtime import protobuf, serializer
-from kapi.runtime.scheme import GroupVersion, Resource
+from kapi.runtime.scheme import Deprecation, GroupVersion, Resource
 
 if TYPE_CHECKING:
     from kapi.server import APIServer
@@ -128,9 +128,9 @@ class APIServerApp:
         handler = verbs.get(info.verb)
         if handler is None or not _route_allows(resource, info):
             raise _METHOD_NOT_ALLOWED
-        warning = server.scheme.deprecation_warning(resource, info.api_version)
-        if warning is not None:
-            self._record_deprecated(resource, info, warning, context)
+        deprecation = server.scheme.deprecation(resource, info.api_version)
+        if deprecation is not None:
+            self._record_deprecated(info, deprecation, context)
         accept = request.headers.get("accept")
         output = negotiate_output(accept, protobuf=_protobuf_asked(accept, resource, info))
         scope = handlers.RequestScope(
@@ -148,12 +148,12 @@ class APIServerApp:
         return await handler(scope, request)
 
     def _record_deprecated(
-        self, resource: Resource, info: RequestInfo, warning: str, context: RequestContext
+        self, info: RequestInfo, deprecation: Deprecation, context: RequestContext
     ) -> None:
         """Upstream's deprecated-API handling: the warning, the gauge, audit annotations."""
-        removed_release = self.server.scheme.removed_release(resource, info.api_version)
+        removed_release = deprecation.removed_release
         self.metrics.record_deprecated(info, removed_release)
-        context.warning_recorder.add_warning(warning)
+        context.warning_recorder.add_warning(deprecation.warning)
         context.audit_annotations[DEPRECATED_ANNOTATION] = "true"
         if removed_release:
             context.audit_annotations[REMOVED_RELEASE_ANNOTATION] = removed_release

@@ -403,8 +403,8 @@ def _validate_list_options(query: dict[str, str], watch: bool) -> None:
 
 async def get(scope: RequestScope, request: Request) -> Response:
     kv = await scope.store.read(scope.namespace, scope.name)
-    if scope.output == JSON_OUTPUT and scope.version == scope.store.hub_version:
-        body = scope.store.json_response(kv)
+    if scope.output == JSON_OUTPUT:
+        body = scope.store.json_response(kv, scope.version)
         if body is not None:
             return Response(200, body)
     return await scope.respond(200, await scope.store.decode(kv))
@@ -413,7 +413,6 @@ async def get(scope: RequestScope, request: Request) -> Response:
 async def list_(scope: RequestScope, request: Request) -> Response:
     query = request.query
     _validate_list_options(query, watch=False)
-    as_stored = scope.output == JSON_OUTPUT and scope.version == scope.store.hub_version
     result = await scope.store.list(
         scope.namespace,
         _predicate(query, scope.resource),
@@ -421,7 +420,7 @@ async def list_(scope: RequestScope, request: Request) -> Response:
         continue_token=query.get("continue", ""),
         resource_version=query.get("resourceVersion", ""),
         resource_version_match=query.get("resourceVersionMatch", ""),
-        json_items=as_stored,
+        json_items=scope.version if scope.output == JSON_OUTPUT else None,
     )
     rv = str(result.resource_version)
     if result.json_items is not None:
@@ -451,7 +450,7 @@ def _list_meta(result: ListResult, rv: str) -> Object:
 
 
 def _json_list(scope: RequestScope, list_meta: Object, items: list[bytes]) -> bytes:
-    """The list's JSON around items already encoded (``Store.list(json_items=True)``)."""
+    """The list's JSON around items already encoded (``Store.list(json_items=...)``)."""
     head = orjson.dumps(
         {"kind": scope.resource.list_kind, "apiVersion": scope.api_version, "metadata": list_meta}
     )

@@ -61,7 +61,7 @@ class ListResult:
     resource_version: int
     continue_token: str = ""
     remaining: int | None = None
-    #: With ``list(json_items=True)``: each item as its GET's JSON, ``items`` then empty.
+    #: With ``list(json_items=version)``: each item as its GET's JSON, ``items`` then empty.
     json_items: list[bytes] | None = None
 
 
@@ -139,6 +139,18 @@ class Store:
         )
         #: With strategy None, a value stored in any version: only its apiVersion differs.
         self._any_version_head = kind + b',"apiVersion":"' if identity else None
+        #: Other versions whose reads may splice too: each one's test and head.
+        self._version_heads = {
+            name: (
+                served.reads_as_hub,
+                kind
+                + b',"apiVersion":"'
+                + GroupVersion(resource.group, name).api_version.encode()
+                + _METADATA_OPEN,
+            )
+            for name, served in resource.versions.items()
+            if served.reads_as_hub is not None and self._json_head is not None
+        }
 
     # -- encoding --------------------------------------------------------------------
 
@@ -218,13 +230,14 @@ class Store:
             raise self._not_found(name)
         return kv
 
-    def json_response(self, kv: KeyValue) -> bytes | None:
-        """The JSON a GET in the hub version answers for ``kv``, made without decoding it.
+    def json_response(self, kv: KeyValue, version: str | None = None) -> bytes | None:
+        """The JSON a GET in ``version`` (the hub's by default) answers, made without decoding.
 
         :meth:`encode` writes ``kind``, ``apiVersion`` and ``metadata`` first,
         so the response is the stored bytes with the resourceVersion spliced
-        in as the first field of ``metadata`` (and, for a custom resource
-        with conversion strategy ``None``, the apiVersion replaced): the
+        in as the first field of ``metadata`` (and the apiVersion replaced,
+        for a custom resource with conversion strategy ``None`` or a version
+        whose conversion would change nothing else in this value): the
         hottest read skips a JSON decode and re-encode.  ``None`` when the
         value does not start that way (another version that needs a real
         conversion, or an older key order), or when read-time defaulting
@@ -233,6 +246,12 @@ class Store:
         head, value = self._json_head, kv.value
         if head is None or (self._schema_defaulter and self._schema_defaulter.changes(value)):
             return None
+        if version is not None and version != self.hub_version:
+            other = self._version_heads.get(version)
+            if other is None or not other[0](value) or not value.startswith(head):
+                return None
+            rv = b'"resourceVersion":"%d",' % kv.mod_revision
+            return b"".join((other[1][:-1], rv, value[len(head) - 1 :]))
         if value.startswith(head):
             rest = len(head) - 1
         elif self._any_version_head is not None and value.startswith(self._any_version_head):
@@ -255,14 +274,15 @@ class Store:
         continue_token: str = "",
         resource_version: str = "",
         resource_version_match: str = "",
-        json_items: bool = False,
+        json_items: str | None = None,
     ) -> ListResult:
         """The objects matching ``predicate``, upstream's list semantics.
 
-        ``json_items``: when no predicate filters and every stored value can
-        be answered as it is (see :meth:`json_response`), return the items as
-        JSON bytes instead of decoding them: a large list then costs a splice
-        per item rather than a decode and an encode.
+        ``json_items``: a version to answer in; when no predicate filters and
+        every stored value can be answered as it is (see :meth:`json_response`),
+        return the items as JSON bytes in that version instead of decoding
+        them: a large list then costs a splice per item rather than a decode
+        and an encode.
         """
         prefix = self._namespace_prefix(namespace)
         revision, start = 0, None
@@ -279,14 +299,14 @@ class Store:
         try:
             if one_key and not continue_token:
                 return await self._list_one(prefix + str(single), predicate, revision)
-            if everything and json_items:
+            if everything and json_items is not None:
                 # Without a filter, storage's own limit and continue are the list's.
                 result = await self.storage.list(
                     prefix, revision=revision, start_key=start, limit=limit
                 )
                 spliced: list[bytes] = []
                 for kv in result.kvs:
-                    body = self.json_response(kv)
+                    body = self.json_response(kv, json_items)
                     if body is None:
                         break  # decode them all below
                     spliced.append(body)

@@ -118,6 +118,11 @@ def _deprecation_warning(lifecycle: Lifecycle, gvk: GroupVersionKind) -> str:
     return text
 
 
+def renamed_hub(value: bytes) -> bool:
+    """``reads_as_hub`` of a version that is the hub's fields under another apiVersion."""
+    return True
+
+
 @dataclass
 class ResourceVersion:
     """One version of a resource: its schema, defaulting and conversion to the hub."""
@@ -131,6 +136,10 @@ class ResourceVersion:
     to_hub: Converter | None = None
     #: Convert a hub object to this version (not for the hub).
     from_hub: Converter | None = None
+    #: Whether ``from_hub`` would change nothing but ``apiVersion`` in a stored
+    #: hub value (its JSON bytes), so a read may answer those bytes
+    #: (``Store.json_response``); ``None``: reads always convert.
+    reads_as_hub: Callable[[bytes], bool] | None = None
     #: Pruning of unknown fields (built-in versions prune by their declaration).
     pruner: Pruner | None = None
     #: The OpenAPI v3 schema of a custom resource version (built-ins derive theirs).
@@ -238,6 +247,15 @@ _LEGACY_STORAGE_GROUPS = {
 }
 
 
+class Deprecation(NamedTuple):
+    """What every request to a deprecated version gets (KEP-1693)."""
+
+    #: The ``Warning`` text; empty when deprecated but silent.
+    warning: str
+    #: Upstream's ``RemovedRelease``: ``"1.25"``, or empty.
+    removed_release: str
+
+
 class Scheme:
     """Registered resources, looked up by group/version/resource or by kind."""
 
@@ -246,13 +264,20 @@ class Scheme:
         self._resources: dict[tuple[str, str], Resource] = {}
         self._by_kind: dict[tuple[str, str], Resource] = {}
         self._short: dict[str, Resource] = {}
+        self._deprecations: dict[tuple[str, str], dict[str, Deprecation]] = {}
 
     def add(self, resource: Resource) -> None:
         self._resources[(resource.group, resource.plural)] = resource
         self._by_kind[(resource.group, resource.kind)] = resource
+        self._deprecations[(resource.group, resource.plural)] = {
+            version: Deprecation(warning, self.removed_release(resource, version))
+            for version in resource.versions
+            if (warning := self.deprecation_warning(resource, version)) is not None
+        }
 
     def remove(self, group: str, plural: str) -> None:
         resource = self._resources.pop((group, plural), None)
+        self._deprecations.pop((group, plural), None)
         if resource is not None:
             self._by_kind.pop((group, resource.kind), None)
 
@@ -265,6 +290,15 @@ class Scheme:
         if rv is None or not rv.served:
             return False
         return rv.lifecycle is None or rv.lifecycle.served_at(self.emulated_version)
+
+    def deprecation(self, resource: Resource, version: str) -> Deprecation | None:
+        """A registered version's deprecation, or ``None``; worked out when it was added.
+
+        Every request asks, so this is one look-up rather than
+        :meth:`deprecation_warning` and :meth:`removed_release` each time.
+        """
+        versions = self._deprecations.get((resource.group, resource.plural))
+        return versions.get(version) if versions else None
 
     def deprecation_warning(self, resource: Resource, version: str) -> str | None:
         """The warning for a request to a deprecated version, or ``None`` if it is not.
