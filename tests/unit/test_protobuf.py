@@ -515,11 +515,9 @@ def test_envelope_without_kind_takes_the_default() -> None:
 
 
 def test_kind_without_a_table_comes_back_bare() -> None:
-    assert protobuf.decode(envelope("batch/v1", "CronJob", b"\n\x00")) == {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-    }
-    assert not protobuf.supports("batch/v1", "CronJob")
+    crd = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    assert protobuf.decode(envelope(*crd, b"\n\x00")) == {"apiVersion": crd[0], "kind": crd[1]}
+    assert not protobuf.supports(*crd)
     assert protobuf.supports("v1", "ConfigMap")
     assert protobuf.supports("v1", "ConfigMapList")
 
@@ -635,7 +633,11 @@ def _canonical(draw: st.DrawFn, message: Message) -> Object:
     return out
 
 
-_ALL_KINDS = sorted(KINDS) + [("v1", kind) for kind in sorted(GROUP_VERSION_INDEPENDENT_KINDS)]
+#: CronJob's pod template is too large a tree to draw whole here: test_protobuf_cronjob.py
+#: covers it.
+_ALL_KINDS = sorted(k for k in KINDS if k[1] not in ("CronJob", "CronJobList")) + [
+    ("v1", kind) for kind in sorted(GROUP_VERSION_INDEPENDENT_KINDS)
+]
 
 
 @st.composite

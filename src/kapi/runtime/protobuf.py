@@ -11,7 +11,8 @@ defaulting, validation, storage) is shared with JSON.
 Encoding follows upstream's generated marshallers byte for byte: fields in
 number order, a non-pointer field written even when zero (a nested struct as
 its own zero message), a pointer field only when set, map entries sorted by
-key.  Decoding skips field numbers it does not know, as they do.
+key.  Decoding skips field numbers it does not know, as they do, and reads
+repeated numbers both unpacked (as upstream writes them) and packed.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from typing import Any
 
 import orjson
 
+from kapi.runtime import protobuf_batch  # noqa: F401 -- registers CronJob and its pod template
 from kapi.runtime.protobuf_messages import MESSAGES, Field, Label, Message, ValueType, message_for
 from kapi.runtime.protowire import (
     LENGTH_DELIMITED,
     VARINT,
     MessageWriter,
     ProtobufDecodeError,
+    decode_varint,
     iter_fields,
     to_signed,
 )
@@ -44,7 +47,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _VARINT_TYPES = frozenset({ValueType.INT32, ValueType.INT64, ValueType.BOOL})
 #: Value types that are Go structs with a JSON form of their own.
-_STRUCT_TYPES = frozenset({ValueType.INT_OR_STRING, ValueType.FIELDS_V1})
+_STRUCT_TYPES = frozenset({ValueType.INT_OR_STRING, ValueType.FIELDS_V1, ValueType.QUANTITY})
 
 
 class ObjectDecodeError(ProtobufDecodeError):
@@ -144,6 +147,12 @@ def _decode_message(message: Message, data: bytes) -> Object:
         f = message.by_number.get(number)
         if f is None:
             continue  # a field of a newer release: skipped, as upstream's unmarshallers do
+        if _is_packed(f, wire_type):
+            assert isinstance(value, bytes)
+            items = [_decode_value(f.type, item) for item in _packed_varints(value)]
+            if items:  # no elements leave the slice nil, as upstream's unmarshallers do
+                out.setdefault(f.name, []).extend(items)
+            continue
         expected = (
             VARINT if f.type in _VARINT_TYPES and f.label is not Label.MAP else LENGTH_DELIMITED
         )
@@ -167,6 +176,20 @@ def _decode_message(message: Message, data: bytes) -> Object:
             else:
                 out[f.name] = item
     return out
+
+
+def _is_packed(f: Field, wire_type: int) -> bool:
+    """A repeated number sent packed: one length-delimited run of varints."""
+    return f.label is Label.REPEATED and f.type in _VARINT_TYPES and wire_type == LENGTH_DELIMITED
+
+
+def _packed_varints(data: bytes) -> list[int]:
+    values: list[int] = []
+    pos = 0
+    while pos < len(data):
+        value, pos = decode_varint(data, pos)
+        values.append(value)
+    return values
 
 
 def _decode_entry(f: Field, data: bytes) -> tuple[str, Any]:
@@ -207,6 +230,8 @@ def _decode_value(value_type: ValueType | str, value: int | bytes) -> Any:
         return _decode_int_or_string(value)
     if value_type is ValueType.FIELDS_V1:
         return _decode_fields_v1(value)
+    if value_type is ValueType.QUANTITY:
+        return _decode_quantity(value)
     assert isinstance(value_type, str)
     return _decode_message(MESSAGES[value_type], value)
 
@@ -236,6 +261,9 @@ def _fields(data: bytes, expected: dict[int, tuple[int, str]]) -> dict[int, int 
 _TIMESTAMP = {1: (VARINT, "Seconds"), 2: (VARINT, "Nanos")}
 _INT_OR_STRING = {1: (VARINT, "Type"), 2: (VARINT, "IntVal"), 3: (LENGTH_DELIMITED, "StrVal")}
 _FIELDS_V1 = {1: (LENGTH_DELIMITED, "Raw")}
+_QUANTITY = {1: (LENGTH_DELIMITED, "String_")}
+#: ``resource.Quantity{}``'s text: what an empty message or a missing map value reads as.
+_ZERO_QUANTITY = "0"
 
 
 def _int32(value: int | bytes) -> int:
@@ -270,6 +298,16 @@ def _decode_int_or_string(data: bytes) -> int | str:
     if fields.get(1, 0) == 1:
         return _text(fields.get(3, b""))
     return _int32(fields.get(2, 0))
+
+
+def _decode_quantity(data: bytes) -> str:
+    """A ``Quantity``'s text as sent.
+
+    Upstream parses it and writes the canonical form back into JSON; kapi keeps
+    the text, which is already canonical from any Go client (their marshaller
+    writes ``Quantity.String()``), as it keeps a quantity that arrives in JSON.
+    """
+    return _text(_fields(data, _QUANTITY).get(1, _ZERO_QUANTITY.encode()))
 
 
 def _decode_fields_v1(data: bytes) -> Any:
@@ -345,6 +383,8 @@ def _write(out: MessageWriter, number: int, value_type: ValueType | str, value: 
         )
     elif value_type is ValueType.FIELDS_V1:
         out.message(number, MessageWriter().bytes(1, orjson.dumps(value)))
+    elif value_type is ValueType.QUANTITY:
+        out.message(number, MessageWriter().string(1, value))
     else:
         assert isinstance(value_type, str)
         out.message(number, _encode_message(MESSAGES[value_type], value))
@@ -358,6 +398,8 @@ def _write_zero(out: MessageWriter, f: Field) -> None:
         out.varint(f.number, 0)
     elif f.type in (ValueType.TIME, ValueType.MICRO_TIME):
         out.message(f.number, b"")  # the zero time marshals to no bytes at all
+    elif f.type is ValueType.QUANTITY:
+        _write(out, f.number, f.type, _ZERO_QUANTITY)
     else:
         _write(out, f.number, f.type, 0 if f.type is ValueType.INT_OR_STRING else {})
 

@@ -8,7 +8,10 @@ the ``.proto`` does not carry and the JSON form depends on: whether the field
 is a pointer (``optional``: written only when set, kept when zero) and whether
 its JSON tag has ``omitempty`` (a zero value is left out of the object).
 
-Kinds whose messages are not tabled here (CronJob's pod template, the
+The pod template (``k8s.io/api/core/v1``) and batch's CronJob are tabled in
+:mod:`kapi.runtime.protobuf_pod` and :mod:`kapi.runtime.protobuf_batch`,
+which build on the messages here and add their kinds with
+:func:`register_kind`.  Kinds whose messages are tabled nowhere (the
 CustomResourceDefinition schema) are not served in protobuf: their bodies get
 the 415 that custom resources get.
 """
@@ -36,6 +39,8 @@ class ValueType(Enum):
     INT_OR_STRING = "IntOrString"
     #: ``metav1.FieldsV1`` (``{Raw}``, JSON text): the decoded JSON value in the object.
     FIELDS_V1 = "FieldsV1"
+    #: ``resource.Quantity`` (``{string}``): its text in JSON, ``"0"`` for an empty message.
+    QUANTITY = "Quantity"
 
 
 class Label(Enum):
@@ -105,6 +110,7 @@ BYTES = ValueType.BYTES
 TIME = ValueType.TIME
 MICRO_TIME = ValueType.MICRO_TIME
 INT_OR_STRING = ValueType.INT_OR_STRING
+QUANTITY = ValueType.QUANTITY
 
 MESSAGES: dict[str, Message] = {}
 
@@ -712,6 +718,13 @@ KINDS.update(
     }
 )
 KINDS["autoscaling/v1", "Scale"] = SCALE
+
+
+def register_kind(api_version: str, kind: str, message: str) -> None:
+    """Serve ``kind`` and its list in protobuf (for the tables of other modules)."""
+    KINDS[api_version, kind] = message
+    KINDS[api_version, kind + "List"] = _list_message(message)
+
 
 #: Kinds of ``meta.k8s.io/v1`` that every group version carries (``AddToGroupVersion``).
 GROUP_VERSION_INDEPENDENT_KINDS: dict[str, str] = {
