@@ -27,6 +27,7 @@ KNOWN_FEATURES: dict[str, FeatureSpec] = {
     "APIServerIdentity": FeatureSpec(True, Stage.BETA),
     "StorageVersionAPI": FeatureSpec(False, Stage.ALPHA),
     "CRDValidationRatcheting": FeatureSpec(True, Stage.GA, locked=True),
+    "CustomResourceFieldSelectors": FeatureSpec(True, Stage.GA, locked=True),
 }
 
 

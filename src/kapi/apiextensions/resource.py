@@ -74,6 +74,7 @@ def custom_resource(crd: Object, clients: WebhookClientManager) -> CustomResourc
             deprecation_warning=deprecation_warning(spec, version),
             subresources=tuple(s for s in ("status", "scale") if s in subresources),
             columns=_columns(version.get("additionalPrinterColumns") or []),
+            field_labels=_field_labels(version),
         )
     resource = Resource(
         group=group,
@@ -120,6 +121,16 @@ def deprecation_warning(spec: Object, version: Object) -> str | None:
     if better:
         text += f"; use {group}/{better[0]} {kind}"
     return text
+
+
+def _field_labels(version: Object) -> tuple[str, ...]:
+    """The field selector labels of a version's ``selectableFields``: paths without the dot.
+
+    Field selectors match them on stored objects (read at the label's dotted path),
+    which are in the storage version: the version asked for matters only to which
+    labels are accepted, exactly so when conversion changes no field (strategy None).
+    """
+    return tuple(f["jsonPath"].removeprefix(".") for f in version.get("selectableFields") or ())
 
 
 def _pruner(schema: dict[str, Any]) -> Any:

@@ -814,7 +814,8 @@ def _validate_version(
                 field.invalid(
                     path.child("selectableFields"),
                     "",
-                    "may only be set when `version.schema.openAPIV3Schema` is not included",
+                    "selectableFields may only be set when version.schema.openAPIV3Schema "
+                    "is not included",
                 )
             )
         else:
@@ -993,7 +994,7 @@ def _validate_top_selectable_fields(spec: _Spec, opts: _Options) -> list[FieldEr
         return []
     root = _root_schema(spec.top["validation"])
     if root is None:
-        detail = "may only be set when validations.schema is included"
+        detail = "selectableFields may only be set when validations.schema is included"
         return [field.invalid(_SPEC.child("selectableFields"), "", detail)]
     names = {_str(v.get("name")) for v in spec.versions or ()}
     allow_many = bool(names) and names <= opts.allow_too_many_selectable_fields

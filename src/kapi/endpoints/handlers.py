@@ -281,7 +281,7 @@ def _dry_run_values(query: dict[str, str]) -> list[str]:
     return [value] if value else []
 
 
-def _predicate(query: dict[str, str], resource: Resource) -> SelectionPredicate:
+def _predicate(query: dict[str, str], scope: RequestScope) -> SelectionPredicate:
     try:
         label = parse_selector(query.get("labelSelector", ""))
     except LabelSelectorError as exc:
@@ -290,19 +290,20 @@ def _predicate(query: dict[str, str], resource: Resource) -> SelectionPredicate:
         fields = parse_field_selector(query.get("fieldSelector", ""))
     except FieldSelectorError as exc:
         raise errors.bad_request(str(exc)) from None
-    fields = _convert_field_labels(fields, resource)
-    return SelectionPredicate(label, fields, resource.selectable_fields)
+    fields = _convert_field_labels(fields, scope.resource, scope.version)
+    return SelectionPredicate(label, fields, scope.resource.selectable_fields)
 
 
-def _convert_field_labels(fields: Any, resource: Resource) -> Any:
+def _convert_field_labels(fields: Any, resource: Resource, version: str) -> Any:
     """Reject field selectors on unsupported fields with upstream's two wordings,
     and name the accepted ones as the hub does.
 
-    Kinds with their own field-label conversion (Secret, Namespace, Event) answer
-    ``field label not supported``; the others use the generic metadata-only one.
+    Custom resources and kinds with their own field-label conversion (Secret,
+    Namespace, Event) answer ``field label not supported``; the others use the
+    generic metadata-only one.
     """
-    if resource.field_labels:
-        allowed = {*_META_FIELD_LABELS, *resource.field_labels}
+    allowed = _own_field_labels(resource, version)
+    if allowed is not None:
         try:
             return fields.transform(field_label_converter(allowed, resource.field_label_renames))
         except FieldLabelNotSupportedError as exc:
@@ -314,6 +315,21 @@ def _convert_field_labels(fields: Any, resource: Resource) -> Any:
                 '"metadata.name", "metadata.namespace"'
             )
     return fields
+
+
+def _own_field_labels(resource: Resource, version: str) -> set[str] | None:
+    """The labels a kind's own field-label conversion accepts; None: it has none.
+
+    A custom resource version's (upstream ``crConverter``) has ``metadata.namespace``
+    only when namespaced, and its ``selectableFields``.
+    """
+    custom = resource.versions[version].field_labels
+    if custom is not None:
+        meta = _META_FIELD_LABELS if resource.namespaced else _META_FIELD_LABELS[:1]
+        return {*meta, *custom}
+    if resource.field_labels:
+        return {*_META_FIELD_LABELS, *resource.field_labels}
+    return None
 
 
 def _int_param(query: dict[str, str], name: str) -> int | None:
@@ -415,7 +431,7 @@ async def list_(scope: RequestScope, request: Request) -> Response:
     _validate_list_options(query, watch=False)
     result = await scope.store.list(
         scope.namespace,
-        _predicate(query, scope.resource),
+        _predicate(query, scope),
         limit=_int_param(query, "limit") or 0,
         continue_token=query.get("continue", ""),
         resource_version=query.get("resourceVersion", ""),
@@ -462,7 +478,7 @@ async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
     _validate_list_options(query, watch=True)
     timeout = _int_param(query, "timeoutSeconds")
     bookmarks = _bool_param(query, "allowWatchBookmarks")
-    predicate = _predicate(query, scope.resource)  # a bad selector is a 400, as for a list
+    predicate = _predicate(query, scope)  # a bad selector is a 400, as for a list
     try:
         events = await scope.store.watch(
             scope.namespace,
@@ -834,7 +850,7 @@ async def delete_collection(scope: RequestScope, request: Request) -> Response:
     options = await _delete_options(request)
     dry_run = _delete_dry_run(query, options)
     deleted = await scope.store.delete_collection(
-        scope.namespace, _predicate(query, scope.resource), dry_run=dry_run
+        scope.namespace, _predicate(query, scope), dry_run=dry_run
     )
     body = {
         "kind": scope.resource.list_kind,

@@ -281,8 +281,11 @@ def _custom_definitions(resource: Resource, version: str, name: str, crd_schema:
     }
     item = {**crd_schema, "properties": properties, "x-kubernetes-group-version-kind": gvk}
     list_gvk = [{**gvk[0], "kind": resource.list_kind}]
+    # Upstream names the version's selectable fields on both (not in discovery).
+    selectable = [{"fieldPath": f} for f in resource.versions[version].field_labels or ()]
+    selectable_fields = {"x-kubernetes-selectable-fields": selectable} if selectable else {}
     return {
-        name: item,
+        name: {**item, **selectable_fields},
         name + "List": {
             "description": f"{resource.list_kind} is a list of {resource.kind}",
             "type": "object",
@@ -294,5 +297,6 @@ def _custom_definitions(resource: Resource, version: str, name: str, crd_schema:
                 "metadata": {"allOf": [ListMeta.ref()], "description": "Standard list metadata."},
             },
             "x-kubernetes-group-version-kind": list_gvk,
+            **selectable_fields,
         },
     }

@@ -337,6 +337,10 @@ def to_v2(schema: Object) -> Object:
     return _sorted_extensions(out)
 
 
+#: What upstream adds to every custom resource definition, bare ones included.
+_ROUTE_EXTENSIONS = ("x-kubernetes-group-version-kind", "x-kubernetes-selectable-fields")
+
+
 def custom_to_v2(schema: Object) -> Object:
     """A CRD's definition as the apiextensions v2 builder publishes it.
 
@@ -345,8 +349,11 @@ def custom_to_v2(schema: Object) -> Object:
     every other node goes through ``ToStructuralOpenAPIV2``.
     """
     if schema.get("x-kubernetes-preserve-unknown-fields") is True:
-        gvk = schema.get("x-kubernetes-group-version-kind")
-        return {"type": "object", "x-kubernetes-group-version-kind": _sorted_value(gvk)}
+        bare: Object = {"type": "object"}
+        for key in _ROUTE_EXTENSIONS:
+            if key in schema:
+                bare[key] = _sorted_value(schema[key])
+        return bare
     return _structural_v2(schema)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kapi.apimachinery.fields import FieldSelector
+from kapi.apimachinery.gotext import go_sprint
 from kapi.apimachinery.labels import Selector
 
 Object = dict[str, Any]
@@ -43,6 +44,8 @@ class SelectionPredicate:
 
         Which paths are allowed was checked when the selector was parsed
         (``metadata.name``, ``metadata.namespace`` and the kind's field labels).
+        Values are written as Go's ``fmt.Sprint`` does (``true``, ``3``), a missing
+        one as "", as upstream's custom resource ``GetAttrs``.
         """
         assert self.field is not None
         fields: dict[str, str] = {}
@@ -50,7 +53,7 @@ class SelectionPredicate:
             node: Any = obj
             for part in requirement.field.split("."):
                 node = node.get(part) if isinstance(node, dict) else None
-            fields[requirement.field] = "" if node is None else str(node)
+            fields[requirement.field] = "" if node is None else go_sprint(node)
         return fields
 
 

@@ -151,6 +151,11 @@ class ResourceVersion:
     #: A custom resource version's subresources and table columns (else the resource's).
     subresources: tuple[str, ...] | None = None
     columns: tuple[Column, ...] | None = None
+    #: A custom resource version's field labels besides ``metadata.name`` (and
+    #: ``metadata.namespace`` when namespaced): its ``selectableFields`` paths, in order.
+    #: Set, even empty, the version has upstream's ``crConverter.ConvertFieldLabel``;
+    #: ``None``: the resource's ``field_labels`` apply.
+    field_labels: tuple[str, ...] | None = None
 
 
 @dataclass

@@ -39,7 +39,6 @@ are compared natively (an integer against ``int64(bound)``), as kube-openapi doe
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -48,6 +47,7 @@ from kapi.apimachinery.field import FieldError, Path
 from kapi.validation import openapi_errors as oe
 from kapi.validation import structural_checks as sc
 from kapi.validation.formats import effective_format, string_format_checker
+from kapi.validation.regexp import Regexp, RegexpError, compile_regexp
 
 Check = Callable[[Any], bool]
 _NoneType: Final = type(None)
@@ -165,34 +165,6 @@ class EnumRule:
 # --- strings ----------------------------------------------------------------------------------
 
 
-def translate_pattern(pattern: str) -> str:
-    """An RE2 pattern for Python's ``re``: ``$`` and ``\\z`` mean the end of the text, and
-    ``(?<name>`` (which CRD validation accepts, as Go does) is Python's ``(?P<name>``."""
-    out: list[str] = []
-    in_class = False
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            out.append("\\Z" if nxt == "z" and not in_class else c + nxt)
-            i += 2
-            continue
-        if not in_class and pattern.startswith("(?<", i) and pattern[i + 3 : i + 4] not in "=!":
-            out.append("(?P<")
-            i += 3
-            continue
-        if c == "[" and not in_class:
-            in_class = True
-        elif c == "]" and in_class:
-            in_class = False
-        elif c == "$" and not in_class:
-            c = "\\Z"
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
 class StringRule:
     """maxLength, minLength and pattern; upstream reports only the first that fails."""
 
@@ -202,12 +174,13 @@ class StringRule:
         self.max_length: int | None = schema.get("maxLength")
         self.min_length: int | None = schema.get("minLength")
         self.pattern: str = schema.get("pattern") or ""
-        self._rx: re.Pattern[str] | None = None
+        # Compiled once per schema, with Go's syntax and semantics (upstream uses Go's regexp).
+        self._rx: Regexp | None = None
         self._rx_error = ""
         if self.pattern:
             try:
-                self._rx = re.compile(translate_pattern(self.pattern), re.ASCII)
-            except re.error as e:
+                self._rx = compile_regexp(self.pattern)
+            except RegexpError as e:
                 self._rx_error = f"{self.pattern}, but pattern is invalid: {e}"
 
     def check(self, v: str) -> bool:
@@ -217,7 +190,7 @@ class StringRule:
         if self.min_length is not None and n < self.min_length:
             return False
         if self.pattern:
-            return self._rx is not None and self._rx.search(v) is not None
+            return self._rx is not None and self._rx.matches(v)
         return True
 
     def collect(self, v: str, name: str, errs: list[oe.OpenAPIError]) -> None:
@@ -228,7 +201,7 @@ class StringRule:
             errs.append(oe.too_short_error(name, self.min_length, v))
         elif self._rx_error:
             errs.append(oe.pattern_error(name, self._rx_error, v))
-        elif self._rx is not None and self._rx.search(v) is None:
+        elif self._rx is not None and not self._rx.matches(v):
             errs.append(oe.pattern_error(name, self.pattern, v))
 
 

@@ -37,9 +37,8 @@ validator in), compiling CEL rules and their costs, whether a rule's
 ``fieldPath`` names a real field, the metadata checks of defaults inside
 embedded ``metadata``, the status-subresource restrictions on the root, and the
 ratcheting options upstream applies on update to CRDs that already broke a rule
-(every rule here is the one for a new CRD). ``pattern`` is compiled with Python's
-``re`` plus the Go (RE2) restrictions CRD authors hit most; messages of rarer
-Go parse errors may differ.
+(every rule here is the one for a new CRD). ``pattern`` is compiled by
+:mod:`kapi.validation.regexp` (RE2, with Go's restrictions and error texts).
 """
 
 from __future__ import annotations
@@ -54,6 +53,7 @@ from typing import Any, Final
 from kapi.apimachinery import field
 from kapi.apimachinery.field import FieldError, Path
 from kapi.validation.pruning import prune
+from kapi.validation.regexp import RegexpError, compile_regexp
 
 #: Validates one default value against the schema node holding it; errors at the path given.
 DefaultValidator = Callable[[dict[str, Any], Any, Path], list[FieldError]]
@@ -760,59 +760,11 @@ def rule_errors(rule: dict[str, Any], path: Path) -> list[FieldError]:
 
 # --- Go regexp ------------------------------------------------------------------------------
 
-#: Tokens scanned in order: escapes and classes are skipped whole; the rest is Perl
-#: syntax that Python accepts and Go's RE2 does not (lookaround, atomic groups,
-#: possessive repetition).
-_GO_TOKENS: Final = re.compile(r"\\.|\[(?:\\.|[^\]])*\]|\(\?<?[=!>]|[*+?]\+")
-#: Go syntax Python spells differently: named groups ``(?<n>`` and Unicode classes.
-_GO_ONLY: Final = ((re.compile(r"\(\?<(?![=!])"), "(?P<"), (re.compile(r"\\[pP](\{\w+\}|\w)"), "."))
-
 
 def go_regexp_error(pattern: str) -> str | None:
     """The error Go's ``regexp.Compile`` gives for ``pattern``, or None if it compiles."""
-    for m in _GO_TOKENS.finditer(pattern):
-        token = m.group()
-        if token.startswith("(?<"):
-            end = pattern.find(">", m.start())
-            rest = pattern[m.start() :] if end < 0 else pattern[m.start() : end + 1]
-            return _go_error("invalid named capture", rest)
-        if token.startswith("(?"):
-            return _go_error("invalid or unsupported Perl syntax", token)
-        if token[0] in "*+?":
-            return _go_error("invalid nested repetition operator", token)
-        if token[0] == "\\" and token[1] in "123456789Z":
-            return _go_error("invalid escape sequence", token)
-    python_pattern = pattern
-    for go_only, python_spelling in _GO_ONLY:
-        python_pattern = go_only.sub(python_spelling, python_pattern)
     try:
-        re.compile(python_pattern)
-    except re.error as e:
-        return _translate_python_error(python_pattern, e)
+        compile_regexp(pattern)
+    except RegexpError as e:
+        return str(e)
     return None
-
-
-def _go_error(code: str, expr: str) -> str:
-    return f"error parsing regexp: {code}: `{expr}`"
-
-
-def _translate_python_error(pattern: str, e: re.error) -> str:
-    msg, pos = e.msg, e.pos or 0
-    if msg.startswith("missing ), unterminated subpattern"):
-        return _go_error("missing closing )", pattern)
-    if msg.startswith("unbalanced parenthesis"):
-        return _go_error("unexpected )", pattern)
-    if msg.startswith("unterminated character set"):
-        return _go_error("missing closing ]", pattern[pos:])
-    if msg.startswith("nothing to repeat"):
-        return _go_error("missing argument to repetition operator", pattern[pos])
-    if msg.startswith("multiple repeat"):
-        return _go_error("invalid nested repetition operator", pattern[pos - 1 : pos + 1])
-    if msg == "bad escape (end of pattern)":
-        return _go_error("trailing backslash at end of expression", "")
-    if msg.startswith("bad escape"):
-        return _go_error("invalid escape sequence", pattern[pos : pos + 2])
-    if msg.startswith("min repeat greater than max repeat"):
-        end = pattern.find("}", pos)
-        return _go_error("invalid repeat count", pattern[pattern.rfind("{", 0, pos + 1) : end + 1])
-    return f"error parsing regexp: {msg}"
