@@ -422,7 +422,6 @@ def widget_manager(version: str = "v1", served: tuple[str, ...] = ("v1", "v2")) 
         atom=CR_ATOM,
         converter=Converter(atoms, _convert),
         reset_fields={f"example.com/{v}": FieldSet.of((field_element("status"),)) for v in served},
-        reconcile=True,
     )
 
 

@@ -45,6 +45,7 @@ ObjectReference = Struct(
         Field("uid", STRING, "UID of the referent."),
     ),
     "ObjectReference contains enough information to let you inspect or modify the referred object.",
+    map_type="atomic",
 )
 
 Protocol = Scalar("string", enum=PORT_PROTOCOLS)
@@ -60,6 +61,7 @@ EndpointAddress = Struct(
         Field("targetRef", ObjectReference, "Reference to object providing the endpoint."),
     ),
     "EndpointAddress is a tuple that describes single IP address.",
+    map_type="atomic",
 )
 
 EndpointPort = Struct(
@@ -71,6 +73,7 @@ EndpointPort = Struct(
         Field("protocol", Protocol, "The IP protocol for this port: TCP (default), UDP or SCTP."),
     ),
     "EndpointPort is a tuple that describes a single port.",
+    map_type="atomic",
 )
 
 EndpointSubset = Struct(

@@ -17,8 +17,12 @@ from kapi.runtime.schema import Field, List, Struct
 _V1 = "io.k8s.api.core.v1"
 
 
-def _struct(name: str, fields: tuple[Field, ...], description: str) -> Struct:
-    return Struct(f"{_V1}.{name}", fields, description, preserve_unknown_fields=True)
+def _struct(
+    name: str, fields: tuple[Field, ...], description: str, *, map_type: str | None = None
+) -> Struct:
+    return Struct(
+        f"{_V1}.{name}", fields, description, preserve_unknown_fields=True, map_type=map_type
+    )
 
 
 def _merging(items: Struct, *keys: str, strategy: str = "merge") -> List:
@@ -85,7 +89,13 @@ PodSpec = _struct(
         Field(
             "imagePullSecrets",
             _merging(
-                _struct("LocalObjectReference", (), "A reference to an object by name."), "name"
+                _struct(
+                    "LocalObjectReference",
+                    (),
+                    "A reference to an object by name.",
+                    map_type="atomic",
+                ),
+                "name",
             ),
             "Secrets in the pod's namespace used to pull its images.",
         ),

@@ -122,6 +122,7 @@ EndpointPort = Struct(
         Field("protocol", Protocol, "protocol represents the IP protocol for this port."),
     ),
     "EndpointPort represents a Port used by an EndpointSlice",
+    map_type="atomic",
 )
 
 EndpointSlice = kind_struct(

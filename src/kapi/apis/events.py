@@ -82,6 +82,7 @@ ObjectReference = Struct(
         ),
     ),
     "ObjectReference contains enough information to let you inspect or modify the referred object.",
+    map_type="atomic",
 )
 
 EventSource = Struct(

@@ -27,6 +27,7 @@ OwnerReference = Struct(
         Field("uid", STRING, "UID of the referent.", required=True),
     ),
     "OwnerReference contains enough information to let you identify an owning object.",
+    map_type="atomic",
 )
 
 FieldsV1 = Struct(
@@ -119,6 +120,7 @@ LabelSelector = Struct(
         Field("matchLabels", Map(STRING), "A map of {key,value} pairs."),
     ),
     "A label query over a set of resources.",
+    map_type="atomic",
 )
 
 Condition = Struct(

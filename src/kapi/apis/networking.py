@@ -45,6 +45,7 @@ TypedLocalObjectReference = Struct(
         Field("name", STRING, "The name of resource being referenced.", required=True),
     ),
     "TypedLocalObjectReference points to a typed object in the same namespace.",
+    map_type="atomic",
 )
 
 _RESOURCE_DOC = (
@@ -65,6 +66,7 @@ def _backend_v1() -> Struct:
             Field("number", INT32, "number is the numerical port number on the Service."),
         ),
         "ServiceBackendPort is the service port being referenced.",
+        map_type="atomic",
     )
     service = Struct(
         "io.k8s.api.networking.v1.IngressServiceBackend",

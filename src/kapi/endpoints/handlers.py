@@ -342,7 +342,7 @@ def _int_param(query: dict[str, str], name: str) -> int | None:
         raise errors.bad_request(f'Invalid value "{value}" for {name}') from None
 
 
-def _bool_param(query: dict[str, str], name: str) -> bool | None:
+def bool_param(query: dict[str, str], name: str) -> bool | None:
     value = query.get(name)
     if value in (None, ""):
         return None
@@ -477,14 +477,14 @@ async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
     query = request.query
     _validate_list_options(query, watch=True)
     timeout = _int_param(query, "timeoutSeconds")
-    bookmarks = _bool_param(query, "allowWatchBookmarks")
+    bookmarks = bool_param(query, "allowWatchBookmarks")
     predicate = _predicate(query, scope)  # a bad selector is a 400, as for a list
     try:
         events = await scope.store.watch(
             scope.namespace,
             predicate,
             resource_version=query.get("resourceVersion", ""),
-            send_initial_events=_bool_param(query, "sendInitialEvents"),
+            send_initial_events=bool_param(query, "sendInitialEvents"),
             progress_interval=scope.bookmark_interval if bookmarks else None,
         )
     except errors.StatusError as exc:
@@ -687,9 +687,9 @@ async def _server_side_apply(
     manager = scope.store.field_managers.get(scope.version, scope.subresource)
     if manager is None:
         raise errors.internal_error(RuntimeError(f"no field manager for {scope.subresource}"))
-    config = _apply_configuration(await request.body())
+    config = apply_configuration(await request.body())
     query = request.query
-    force = bool(_bool_param(query, "force"))
+    force = bool(bool_param(query, "force"))
 
     async def apply(old: Object | None) -> Object:
         current = await scope.to_version(old) if old is not None else None
@@ -749,7 +749,7 @@ def decode_patch(body: bytes) -> Any:
         raise errors.bad_request(f"error decoding patch: {exc.detail}") from None
 
 
-def _apply_configuration(body: bytes) -> Object:
+def apply_configuration(body: bytes) -> Object:
     """An apply patch body: YAML, or JSON (what kubectl sends, read as JSON for exactness)."""
     try:
         config = orjson.loads(body) if body.lstrip()[:1] == b"{" else None

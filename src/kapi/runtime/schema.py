@@ -168,6 +168,9 @@ class Struct(Schema):
     gvks: tuple[tuple[str, str, str], ...] = ()
     #: Free-form object (``x-kubernetes-preserve-unknown-fields``): no pruning.
     preserve_unknown_fields: bool = False
+    #: ``x-kubernetes-map-type``: ``"atomic"`` for upstream's ``+structType=atomic`` types,
+    #: which server-side apply owns, merges and conflicts on as one value.
+    map_type: str | None = None
     json_type = (dict,)
     by_name: dict[str, Field] = field(init=False, repr=False, compare=False)
 
@@ -205,6 +208,8 @@ class Struct(Schema):
         required = [f.name for f in self.fields if f.required]
         if required:
             schema["required"] = required
+        if self.map_type:
+            schema["x-kubernetes-map-type"] = self.map_type
         if self.preserve_unknown_fields:
             schema["x-kubernetes-preserve-unknown-fields"] = True
         if self.gvks:

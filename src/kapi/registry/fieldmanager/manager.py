@@ -130,7 +130,6 @@ class FieldManager:
         converter: Converter,
         reset_fields: dict[str, FieldSet] | None = None,
         subresource: str = "",
-        reconcile: bool = False,
         held_by_value: tuple[str, ...] = (),
     ) -> None:
         """``held_by_value``: top-level fields a built-in kind's Go type holds by value
@@ -139,7 +138,7 @@ class FieldManager:
         self.api_version = api_version
         self.atom = atom
         self.subresource = subresource
-        self.updater = Updater(converter, reset_fields, reconcile=reconcile)
+        self.updater = Updater(converter, reset_fields)
         self._held_by_value = held_by_value
         self._held = FieldSet.of(*((field_element(name),) for name in held_by_value))
 

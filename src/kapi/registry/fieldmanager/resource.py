@@ -38,8 +38,8 @@ class ResourceFieldManagers:
     def get(self, version: str, subresource: str = "") -> FieldManager | None:
         """The manager of writes to ``version`` (through ``subresource``).
 
-        ``None`` where upstream tracks no fields in this way (``/scale`` has its own
-        handling, not modelled).
+        ``None`` where fields are not tracked in this way: ``/scale`` writes go through
+        the Scale's own field manager (:mod:`kapi.endpoints.scale`).
         """
         key = (version, subresource)
         if key not in self._managers:
@@ -77,8 +77,6 @@ class ResourceFieldManagers:
             converter=self._converter,
             reset_fields=reset,
             subresource=subresource,
-            # A CRD's schema may change under stored managedFields; built-in ones do not.
-            reconcile=resource.converter is not None,
             # kapi's declarations do not say which structs Go holds by value; a kind's
             # spec and status always are.
             held_by_value=held,

@@ -149,7 +149,8 @@ class DeclaredTypes:
     """Atoms for built-in declarations; structs are converted once, cycles allowed."""
 
     def __init__(self) -> None:
-        self._structs: dict[int, Atom] = {}
+        #: By the struct's identity; each entry holds its struct, so the id stays its own.
+        self._structs: dict[int, tuple[declared.Struct, Atom]] = {}
 
     def atom(self, node: declared.Schema) -> Atom:
         if isinstance(node, declared.Struct):
@@ -169,10 +170,11 @@ class DeclaredTypes:
 
     def _struct(self, node: declared.Struct) -> Atom:
         found = self._structs.get(id(node))
-        if found is not None:
-            return found
-        map_type = MapType()
-        atom = self._structs[id(node)] = Atom(map_=map_type)
+        if found is not None and found[0] is node:
+            return found[1]
+        map_type = MapType(atomic=node.map_type == "atomic")
+        atom = Atom(map_=map_type)
+        self._structs[id(node)] = (node, atom)
         map_type.fields = {f.name: self.atom(f.schema) for f in node.fields}
         if node.preserve_unknown_fields or not node.fields:
             map_type.element = DEDUCED

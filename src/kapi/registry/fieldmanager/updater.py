@@ -72,20 +72,20 @@ class Updater:
 
     ``reset_fields`` are the fields each version's writes never own (``status``
     on the main resource, ``spec`` on ``/status``): upstream's ignore filter.
-    ``reconcile`` adapts stored sets to schema changes (custom resources,
-    whose schema can change; built-in schemas are fixed).
+    Stored sets are adapted to schema changes before every write, as upstream
+    does: a CRD's schema may change, and so may a built-in's between releases
+    (a struct that became atomic).
     """
 
     def __init__(
-        self,
-        converter: Converter,
-        reset_fields: dict[str, FieldSet] | None = None,
-        *,
-        reconcile: bool = False,
+        self, converter: Converter, reset_fields: dict[str, FieldSet] | None = None
     ) -> None:
         self.converter = converter
         self.reset_fields = reset_fields or {}
-        self.reconcile = reconcile
+        #: Reconciled sets by the identity of the stored set and its version: decoded
+        #: sets are shared between requests (``from_fields_v1`` caches them), so most
+        #: writes find theirs here.  Entries hold the set, so its id stays its own.
+        self._reconciled_sets: dict[tuple[int, str], tuple[FieldSet, FieldSet | None]] = {}
 
     def _filter(self, found: FieldSet, api_version: str) -> FieldSet:
         reset = self.reset_fields.get(api_version)
@@ -269,16 +269,32 @@ class Updater:
 
         Callers hand over a copy they own.
         """
-        if not self.reconcile:
-            return managers
         out: Managers = {}
         for key, versioned in managers.items():
-            atom = self.converter.atoms(versioned.api_version)
-            if atom is None:
+            reconciled = self._reconciled_set(versioned.set, versioned.api_version)
+            if reconciled is _UNSERVED:
                 continue
-            reconciled = reconcile_with_schema(versioned.set, atom)
             out[key] = versioned if reconciled is None else versioned._replace(set=reconciled)
         return out
+
+    def _reconciled_set(self, owned: FieldSet, api_version: str) -> FieldSet | None:
+        """``owned`` reconciled with ``api_version``'s schema (``None``: unchanged;
+        :data:`_UNSERVED`: the version is not served)."""
+        key = (id(owned), api_version)
+        found = self._reconciled_sets.get(key)
+        if found is not None and found[0] is owned:
+            return found[1]
+        atom = self.converter.atoms(api_version)
+        reconciled = _UNSERVED if atom is None else reconcile_with_schema(owned, atom)
+        if len(self._reconciled_sets) >= _RECONCILED_SETS_CACHED:
+            self._reconciled_sets.clear()
+        self._reconciled_sets[key] = (owned, reconciled)
+        return reconciled
+
+
+#: What :meth:`Updater._reconciled_set` answers for a version that is not served.
+_UNSERVED = FieldSet()
+_RECONCILED_SETS_CACHED = 1024
 
 
 class _Changes:
