@@ -62,6 +62,9 @@ class ServerConfig:
     bookmark_interval: float = 60.0
     #: Compact storage history older than this many seconds, every this many seconds.
     compaction_interval: float = 300.0
+    #: Events are deleted this many seconds after their last write (``--event-ttl``);
+    #: below one second they never are, as upstream truncates it to whole seconds.
+    event_ttl: float = 3600.0
     #: Audit log (upstream's ``--audit-*`` flags): off unless a log path is given; ``-`` is
     #: standard output.  Rotation sizes are in megabytes (0: lumberjack's 100), age in days.
     audit_log_path: str = ""
@@ -122,9 +125,14 @@ class APIServer:
         self.storage = SQLiteStorage(
             self.config.data_dir / "kapi.db", synchronous=self.config.sqlite_synchronous
         )
+        event_ttl = int(self.config.event_ttl)
         for resource in self.scheme.resources():
             self.stores[(resource.group, resource.plural)] = Store(
-                resource, self.storage, self.scheme, self.admission
+                resource,
+                self.storage,
+                self.scheme,
+                self.admission,
+                ttl=event_ttl if resource.strategy.expires_after_event_ttl else 0,
             )
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")

@@ -8,6 +8,7 @@ text from Python values.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from kapi.apimachinery.field import go_format_float
@@ -33,6 +34,76 @@ def go_duration(seconds: float) -> str:
     if minutes:
         return f"{minutes}m{text}"
     return text
+
+
+#: ``time.ParseDuration``'s units, in nanoseconds (both spellings of the micro sign).
+_DURATION_UNITS = {
+    "ns": 1,
+    "us": 1_000,
+    "\u00b5s": 1_000,
+    "\u03bcs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
+_MAX_DURATION = (1 << 63) - 1
+#: One term of a duration: digits, an optional fraction, and whatever follows up to the
+#: next number (the unit, checked against the table).
+_DURATION_TERM = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")
+#: The fraction digits Go accumulates (an int64 numerator); later ones are ignored.
+_FRACTION_DIGITS = 18
+
+
+def parse_go_duration(text: str) -> float:
+    """``time.ParseDuration``: ``1h0m0s``, ``90m``, ``1.5h``, ``-30s``, ``0`` in seconds.
+
+    A signed sequence of decimal numbers, each with an optional fraction and a
+    unit; kube-apiserver's duration flags take this syntax.  Raises
+    :class:`ValueError` with Go's message (``time: invalid duration "x"``).
+    """
+    quoted = _go_time_quote(text)
+    rest = text[1:] if text[:1] in ("-", "+") else text
+    if rest == "0":
+        return 0.0
+    if not rest:
+        raise ValueError(f"time: invalid duration {quoted}")
+    nanos = 0
+    at = 0
+    while at < len(rest):
+        term = _DURATION_TERM.match(rest, at)
+        assert term is not None  # every group may be empty
+        whole, fraction, unit = term[1], (term[2] or "")[:_FRACTION_DIGITS], term[3]
+        at = term.end()
+        if not whole and not fraction:
+            raise ValueError(f"time: invalid duration {quoted}")
+        if not unit:
+            raise ValueError(f"time: missing unit in duration {quoted}")
+        size = _DURATION_UNITS.get(unit)
+        if size is None:
+            raise ValueError(f"time: unknown unit {_go_time_quote(unit)} in duration {quoted}")
+        # As Go: the fraction in float64, truncated to whole nanoseconds.
+        nanos += int(whole or 0) * size + int(int(fraction or 0) * (size / 10 ** len(fraction)))
+        if nanos > _MAX_DURATION + 1:
+            raise ValueError(f"time: invalid duration {quoted}")
+    if text.startswith("-"):
+        return -nanos / 1e9
+    if nanos > _MAX_DURATION:
+        raise ValueError(f"time: invalid duration {quoted}")
+    return nanos / 1e9
+
+
+def _go_time_quote(text: str) -> str:
+    """How the time package quotes input in errors: non-ASCII and control bytes as ``\\xNN``."""
+    out = []
+    for char in text:
+        if char < " " or char >= "\x80":
+            out.extend(f"\\x{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
+        elif char in '"\\':
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
 
 
 def go_json_kind(value: Any) -> str:

@@ -8,8 +8,9 @@ internal (core-shaped) object with ``pkg/apis/core/validation/events.go``
 holds all of that; :mod:`kapi.apis.events_v1` adds the ``events.k8s.io``
 shape and its conversion.
 
-Not modelled: upstream's ``--event-ttl`` (events expire an hour after their
-last write); kapi keeps events until they are deleted.
+Events expire ``--event-ttl`` (default an hour) after their last write, in
+every group: :class:`EventStrategy` asks the store to lease them in storage,
+as upstream's event registry does with an etcd lease.
 """
 
 from __future__ import annotations
@@ -404,9 +405,10 @@ def _strict_request() -> bool:
 
 class EventStrategy(Strategy):
     """Upstream ``eventStrategy``: validation by request version, path-segment names,
-    creation through PUT, and Go's encoding of the stored object."""
+    creation through PUT, Go's encoding of the stored object, and the event TTL."""
 
     allow_create_on_update = True
+    expires_after_event_ttl = True
     validate_name = staticmethod(validation.name_is_path_segment)
 
     def prepare_for_create(self, obj: Object) -> None:

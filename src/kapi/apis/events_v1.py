@@ -1,4 +1,4 @@
-"""events.k8s.io/v1 ``Event``: a reshaped view of the same objects as core/v1 Events.
+"""events.k8s.io ``Event`` (v1, and v1beta1 until 1.25): a reshaped view of core/v1 Events.
 
 Upstream cohabits the two resources in one storage: events.k8s.io Events
 convert to and from the internal (core-shaped) Event, and are stored as
@@ -9,9 +9,19 @@ through, so both resources validate, store and select with the same code
 ``involvedObject``, ``note`` is ``message``, ``reportingController`` is
 ``reportingComponent``, and the ``deprecated*`` fields are core/v1's
 ``source``, ``firstTimestamp``, ``lastTimestamp`` and ``count``.
+
+v1beta1 has v1's fields under the same names (``pkg/apis/events/v1beta1``
+converts exactly as v1 does) and differs only in documentation; it was
+deprecated in 1.22 and removed in 1.25, naming no replacement in upstream's
+lifecycle tags, so its warning names none either.  Requests to it get the
+lenient (legacy) validation, as core/v1 ones do.  Both versions share the
+resource's field selectors (v1's); upstream's v1beta1 mapped
+``reportingController`` to ``source.component`` instead.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from kapi.apis import events
 from kapi.apis.meta import kind_struct
@@ -38,118 +48,152 @@ _TO_V1 = {core: v1 for v1, core in RENAMED.items()}
 
 # --- schema ---------------------------------------------------------------------------------
 
-_PREFIX = "io.k8s.api.events.v1"
 _DEPRECATED_DOC = "is the deprecated field assuring backward compatibility with core.v1 Event type."
-
-EventSeries = Struct(
-    f"{_PREFIX}.EventSeries",
-    (
-        Field(
-            "count",
-            INT32,
-            "count is the number of occurrences in this series up to the last heartbeat time.",
-            required=True,
-        ),
-        Field(
-            "lastObservedTime",
-            MicroTime(),
-            "lastObservedTime is the time when last Event from the series was seen before last "
-            "heartbeat.",
-            required=True,
-        ),
-    ),
+_SERIES_DOC = (
     "EventSeries contain information on series of events, i.e. thing that was/is happening "
-    "continuously for some time. How often to update the EventSeries is up to the event "
-    'reporters. The default event reporter in "k8s.io/client-go/tools/events/'
-    'event_broadcaster.go" shows how this struct is updated on heartbeats and can guide '
-    "customized reporter implementations.",
+    "continuously for some time."
 )
-
-Event = kind_struct(
-    f"{_PREFIX}.Event",
-    ((GROUP, "v1", "Event"),),
-    (
-        Field(
-            "action",
-            STRING,
-            "action is what action was taken/failed regarding to the regarding object. It is "
-            "machine-readable. This field cannot be empty for new Events and it can have at most "
-            "128 characters.",
-        ),
-        Field("deprecatedCount", INT32, f"deprecatedCount {_DEPRECATED_DOC}"),
-        Field("deprecatedFirstTimestamp", Time(), f"deprecatedFirstTimestamp {_DEPRECATED_DOC}"),
-        Field("deprecatedLastTimestamp", Time(), f"deprecatedLastTimestamp {_DEPRECATED_DOC}"),
-        Field("deprecatedSource", events.EventSource, f"deprecatedSource {_DEPRECATED_DOC}"),
-        Field(
-            "eventTime",
-            MicroTime(),
-            "eventTime is the time when this Event was first observed. It is required.",
-            required=True,
-        ),
-        Field(
-            "note",
-            STRING,
-            "note is a human-readable description of the status of this operation. Maximal "
-            "length of the note is 1kB, but libraries should be prepared to handle values up to "
-            "64kB.",
-        ),
-        Field(
-            "reason",
-            STRING,
-            "reason is why the action was taken. It is human-readable. This field cannot be "
-            "empty for new Events and it can have at most 128 characters.",
-        ),
-        Field(
-            "regarding",
-            events.ObjectReference,
-            "regarding contains the object this Event is about. In most cases it's an Object "
-            "reporting controller implements, e.g. ReplicaSetController implements ReplicaSets "
-            "and this event is emitted because it acts on some changes in a ReplicaSet object.",
-        ),
-        Field(
-            "related",
-            events.ObjectReference,
-            "related is the optional secondary object for more complex actions. E.g. when "
-            "regarding object triggers a creation or deletion of related object.",
-        ),
-        Field(
-            "reportingController",
-            STRING,
-            "reportingController is the name of the controller that emitted this Event, e.g. "
-            "`kubernetes.io/kubelet`. This field cannot be empty for new Events.",
-        ),
-        Field(
-            "reportingInstance",
-            STRING,
-            "reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This "
-            "field cannot be empty for new Events and it can have at most 128 characters.",
-        ),
-        Field(
-            "series",
-            EventSeries,
-            "series is data about the Event series this event represents or nil if it's a "
-            "singleton Event.",
-        ),
-        Field(
-            "type",
-            STRING,
-            "type is the type of this event (Normal, Warning), new types could be added in the "
-            "future. It is machine-readable. This field cannot be empty for new Events.",
-        ),
-    ),
+_EVENT_DOC = (
     "Event is a report of an event somewhere in the cluster. It generally denotes some state "
     "change in the system. Events have a limited retention time and triggers and messages may "
     "evolve with time.  Event consumers should not rely on the timing of an event with a given "
     "Reason reflecting a consistent underlying trigger, or the continued existence of events "
     "with that Reason.  Events should be treated as informative, best-effort, supplemental "
-    "data.",
+    "data."
 )
+
+
+class _VersionDocs(NamedTuple):
+    """What the versions' documentation says differently: v1 requires what v1beta1 allowed."""
+
+    series: str
+    action: str
+    reason: str
+    type: str
+
+
+_DOCS = {
+    "v1": _VersionDocs(
+        series=f"{_SERIES_DOC} How often to update the EventSeries is up to the event "
+        'reporters. The default event reporter in "k8s.io/client-go/tools/events/'
+        'event_broadcaster.go" shows how this struct is updated on heartbeats and can guide '
+        "customized reporter implementations.",
+        action="action is what action was taken/failed regarding to the regarding object. It "
+        "is machine-readable. This field cannot be empty for new Events and it can have at most "
+        "128 characters.",
+        reason="reason is why the action was taken. It is human-readable. This field cannot be "
+        "empty for new Events and it can have at most 128 characters.",
+        type="type is the type of this event (Normal, Warning), new types could be added in the "
+        "future. It is machine-readable. This field cannot be empty for new Events.",
+    ),
+    "v1beta1": _VersionDocs(
+        series=_SERIES_DOC,
+        action="action is what action was taken/failed regarding to the regarding object. It "
+        "is machine-readable. This field can have at most 128 characters.",
+        reason="reason is why the action was taken. It is human-readable. This field can have "
+        "at most 128 characters.",
+        type="type is the type of this event (Normal, Warning), new types could be added in the "
+        "future. It is machine-readable.",
+    ),
+}
+
+
+def _event_schema(version: str) -> Struct:
+    """The kind's schema in ``version``: the same fields, documented per version."""
+    prefix = f"io.k8s.api.events.{version}"
+    docs = _DOCS[version]
+    series = Struct(
+        f"{prefix}.EventSeries",
+        (
+            Field(
+                "count",
+                INT32,
+                "count is the number of occurrences in this series up to the last heartbeat time.",
+                required=True,
+            ),
+            Field(
+                "lastObservedTime",
+                MicroTime(),
+                "lastObservedTime is the time when last Event from the series was seen before "
+                "last heartbeat.",
+                required=True,
+            ),
+        ),
+        docs.series,
+    )
+    return kind_struct(
+        f"{prefix}.Event",
+        ((GROUP, version, "Event"),),
+        (
+            Field("action", STRING, docs.action),
+            Field("deprecatedCount", INT32, f"deprecatedCount {_DEPRECATED_DOC}"),
+            Field(
+                "deprecatedFirstTimestamp", Time(), f"deprecatedFirstTimestamp {_DEPRECATED_DOC}"
+            ),
+            Field("deprecatedLastTimestamp", Time(), f"deprecatedLastTimestamp {_DEPRECATED_DOC}"),
+            Field("deprecatedSource", events.EventSource, f"deprecatedSource {_DEPRECATED_DOC}"),
+            Field(
+                "eventTime",
+                MicroTime(),
+                "eventTime is the time when this Event was first observed. It is required.",
+                required=True,
+            ),
+            Field(
+                "note",
+                STRING,
+                "note is a human-readable description of the status of this operation. Maximal "
+                "length of the note is 1kB, but libraries should be prepared to handle values up "
+                "to 64kB.",
+            ),
+            Field("reason", STRING, docs.reason),
+            Field(
+                "regarding",
+                events.ObjectReference,
+                "regarding contains the object this Event is about. In most cases it's an Object "
+                "reporting controller implements, e.g. ReplicaSetController implements "
+                "ReplicaSets and this event is emitted because it acts on some changes in a "
+                "ReplicaSet object.",
+            ),
+            Field(
+                "related",
+                events.ObjectReference,
+                "related is the optional secondary object for more complex actions. E.g. when "
+                "regarding object triggers a creation or deletion of related object.",
+            ),
+            Field(
+                "reportingController",
+                STRING,
+                "reportingController is the name of the controller that emitted this Event, e.g. "
+                "`kubernetes.io/kubelet`. This field cannot be empty for new Events.",
+            ),
+            Field(
+                "reportingInstance",
+                STRING,
+                "reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. "
+                "This field cannot be empty for new Events and it can have at most 128 "
+                "characters.",
+            ),
+            Field(
+                "series",
+                series,
+                "series is data about the Event series this event represents or nil if it's a "
+                "singleton Event.",
+            ),
+            Field("type", STRING, docs.type),
+        ),
+        _EVENT_DOC,
+    )
+
+
+Event = _event_schema("v1")
+#: As of 1.24, its last release (``eventTime`` is required there too).
+EventV1beta1 = _event_schema("v1beta1")
 
 # --- conversion -----------------------------------------------------------------------------
 
 
 def v1_to_hub(obj: Object) -> Object:
-    """``Convert_v1_Event_To_core_Event``: the same values under core/v1's names.
+    """``Convert_v1_Event_To_core_Event`` (and v1beta1's): the same values under core/v1's names.
 
     Values are shared with ``obj``, a decoded request body nothing else keeps.
     """
@@ -178,7 +222,7 @@ _V1_STRUCTS = frozenset({"regarding", "deprecatedSource"})
 
 
 def hub_to_v1(obj: Object) -> Object:
-    """``Convert_core_Event_To_v1_Event``, encoded as Go encodes an events.k8s.io/v1 Event.
+    """``Convert_core_Event_To_v1_Event`` (and v1beta1's), encoded as Go encodes either.
 
     The result shares nested values with ``obj``: reads never change them.
     """
@@ -225,6 +269,17 @@ def resources() -> list[Resource]:
                     "v1",
                     Event,
                     Lifecycle(introduced=Version(1, 19)),
+                    to_hub=v1_to_hub,
+                    from_hub=hub_to_v1,
+                ),
+                "v1beta1": ResourceVersion(
+                    "v1beta1",
+                    EventV1beta1,
+                    Lifecycle(
+                        introduced=Version(1, 8),
+                        deprecated=Version(1, 22),
+                        removed=Version(1, 25),
+                    ),
                     to_hub=v1_to_hub,
                     from_hub=hub_to_v1,
                 ),

@@ -8,6 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
+from kapi.apimachinery.gotext import parse_go_duration
 from kapi.cli import commands, kubeconfig
 from kapi.features import FeatureGate
 from kapi.server import ServerConfig, serve
@@ -67,6 +68,12 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "(default 300, as kube-apiserver's --etcd-compaction-interval)",
     )
     p.add_argument(
+        "--event-ttl",
+        default="1h0m0s",
+        metavar="DURATION",
+        help="Amount of time to retain events. (a Go duration, default 1h0m0s)",
+    )
+    p.add_argument(
         "--audit-log-path",
         default="",
         help="if set, requests are logged to this file as audit.k8s.io/v1 Event JSON lines; "
@@ -81,8 +88,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--audit-log-maxsize",
         type=int,
         default=0,
-        help="the maximum size in megabytes of the audit log file before it gets rotated "
-        "(0: 100)",
+        help="the maximum size in megabytes of the audit log file before it gets rotated (0: 100)",
     )
     p.add_argument(
         "--audit-log-maxbackup",
@@ -131,6 +137,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         emulated = Version.parse(args.emulated_version)
     except ValueError as exc:
         parser.error(str(exc))
+    event_ttl = _duration_flag(parser, "event-ttl", args.event_ttl)
     if emulated > DEFAULT_VERSION:
         parser.error(f"emulated version {emulated} is newer than kapi's {DEFAULT_VERSION}")
     port = args.port
@@ -147,6 +154,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         sqlite_synchronous=args.sqlite_synchronous,
         bookmark_interval=args.watch_bookmark_interval,
         compaction_interval=args.compaction_interval,
+        event_ttl=event_ttl,
         audit_log_path=args.audit_log_path,
         audit_policy_file=args.audit_policy_file,
         audit_log_maxsize=args.audit_log_maxsize,
@@ -162,6 +170,20 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(f"kubeconfig written to {path}", flush=True)
     serve(config)
     return 0
+
+
+def _duration_flag(parser: argparse.ArgumentParser, name: str, value: str) -> float:
+    """A duration flag's seconds; a value Go cannot parse, or a negative one, is a usage error.
+
+    The message is pflag's, as kube-apiserver prints it for ``--event-ttl=abc``.
+    """
+    try:
+        seconds = parse_go_duration(value)
+    except ValueError as exc:
+        parser.error(f'invalid argument "{value}" for "--{name}" flag: {exc}')
+    if seconds < 0:
+        parser.error(f'invalid argument "{value}" for "--{name}" flag: must not be negative')
+    return seconds
 
 
 def _audit_config_error(args: argparse.Namespace) -> str:

@@ -32,6 +32,9 @@ class Strategy:
     allow_unconditional_update: bool = True
     #: PUT of a missing object creates it.
     allow_create_on_update: bool = False
+    #: Objects are deleted ``--event-ttl`` after their last create or update
+    #: (upstream sets ``TTLFunc`` on the event registry alone).
+    expires_after_event_ttl: bool = False
 
     @staticmethod
     def validate_name(name: str, prefix: bool) -> list[str]:

@@ -10,7 +10,12 @@ backend are interchangeable.  The contract is etcd's:
 * a watch from revision ``R`` delivers every event with revision ``> R``,
   exactly once and in revision order;
 * compaction drops history at or below a revision; reading or watching from
-  before it raises :class:`ExpiredError` (HTTP 410 Gone above this layer).
+  before it raises :class:`ExpiredError` (HTTP 410 Gone above this layer);
+* a write may attach a time to live (etcd's lease): the key is deleted that
+  many seconds after the write, through the ordinary delete, so watchers see a
+  DELETED event in revision order; the lease is part of the stored state and
+  survives a restart.  Each write sets the key's lease afresh: a write without
+  a TTL detaches any earlier one, as an etcd put without a lease does.
 
 Values are opaque bytes: encoding objects is the registry's business.
 """
@@ -144,24 +149,34 @@ class Storage(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def create(self, key: str, value: bytes) -> KeyValue:
-        """Create ``key``; raises :class:`KeyExistsError` if it exists."""
+    async def create(self, key: str, value: bytes, *, ttl: int = 0) -> KeyValue:
+        """Create ``key``; raises :class:`KeyExistsError` if it exists.
+
+        ``ttl`` > 0 deletes the key that many seconds later unless another
+        write sets a new lease first (upstream's ``Create(..., ttl)``); 0 means
+        the key never expires.
+        """
 
     @abc.abstractmethod
-    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+    async def update(
+        self, key: str, value: bytes, expected_revision: int, *, ttl: int = 0
+    ) -> KeyValue:
         """Replace ``key`` if its ``mod_revision`` is ``expected_revision``.
 
-        Raises :class:`KeyNotFoundError` when the key does not exist and
-        :class:`ConflictError` (carrying the current value) when it was
-        written since.
+        ``ttl`` is as for :meth:`create` and replaces the key's lease: the key
+        expires ``ttl`` seconds after this write, or never with 0 (an earlier
+        lease is detached).  Raises :class:`KeyNotFoundError` when the key does
+        not exist and :class:`ConflictError` (carrying the current value) when
+        it was written since.
         """
 
     @abc.abstractmethod
     async def delete(self, key: str, expected_revision: int | None = None) -> tuple[KeyValue, int]:
         """Delete ``key``, optionally only if its ``mod_revision`` matches.
 
-        Returns the last value before the delete and the delete's revision.
-        Raises :class:`KeyNotFoundError` or :class:`ConflictError`.
+        Returns the last value before the delete and the delete's revision;
+        the key's lease, if any, goes with it.  Raises
+        :class:`KeyNotFoundError` or :class:`ConflictError`.
         """
 
     @abc.abstractmethod
@@ -190,4 +205,5 @@ class Storage(abc.ABC):
 
     @abc.abstractmethod
     async def close(self) -> None:
-        """Flush and release the backend; open watches end."""
+        """Flush and release the backend; open watches end and leases stop expiring
+        until the store is opened again."""

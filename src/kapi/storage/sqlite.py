@@ -16,6 +16,11 @@ k3s's kine lays it out::
     );
     CREATE INDEX kv_name_id ON kv (name, id);
     CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE TABLE lease (
+        name    TEXT PRIMARY KEY,  -- a live key written with a TTL
+        expires REAL NOT NULL      -- when it is deleted (Unix time, seconds)
+    ) WITHOUT ROWID;
+    CREATE INDEX lease_expires ON lease (expires);
 
 A key's state is its highest-id row, absent if that row is a delete row; the
 state at an older revision is the highest row at or below it, so reads at old
@@ -26,6 +31,16 @@ highest id is always the current revision and revisions are never reused.
 That is why the table has no ``AUTOINCREMENT``, which kine uses: its
 ``sqlite_sequence`` row would be one more page written by every commit
 (about 15% of a write).  ``meta`` holds the compacted revision.
+
+``lease`` plays etcd's leases: one row per live key whose last write carried
+a TTL, written in that write's transaction (and removed in the transaction of
+a write without one, or of the key's delete).  A timer on the event loop,
+armed at the earliest ``expires``, deletes expired keys through the ordinary
+delete, so they get a revision and a DELETED watch event like any other
+delete.  Expiry times are wall-clock so that leases keep running across a
+restart.  The set of leased keys is also kept in memory, loaded at open, so
+that writes of keys without a lease (nearly all of them) cost no statement
+more than before.
 
 Concurrency model: every SQLite call runs synchronously on the event-loop
 thread, on one connection.  That is deliberate: no thread hop per request
@@ -45,8 +60,10 @@ statement cheaper (about 20% off ``get``).
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 
 from kapi.storage.interface import (
@@ -79,6 +96,8 @@ CREATE TABLE IF NOT EXISTS kv (
 );
 CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lease (name TEXT PRIMARY KEY, expires REAL NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS lease_expires ON lease (expires);
 COMMIT;
 """
 
@@ -90,6 +109,11 @@ _INSERT = (
     "INSERT INTO kv (id, name, created, deleted, create_revision, prev_revision, value,"
     " old_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+_PUT_LEASE = "INSERT OR REPLACE INTO lease (name, expires) VALUES (?, ?)"
+_DROP_LEASE = "DELETE FROM lease WHERE name = ?"
+_EXPIRED = "SELECT name FROM lease WHERE expires <= ? ORDER BY expires, name"
+_NEXT_EXPIRY = "SELECT MIN(expires) FROM lease"
 
 # Range queries come in two spellings, bounded above ("name < ?") or not (an
 # empty prefix), so that both stay plain index range scans.  The correlated
@@ -280,6 +304,7 @@ class SQLiteStorage(Storage):
             compacted = conn.execute(
                 "SELECT value FROM meta WHERE key = 'compacted_revision'"
             ).fetchone()
+            leased = {name for (name,) in conn.execute("SELECT name FROM lease")}
         except BaseException:
             conn.close()
             raise
@@ -290,6 +315,21 @@ class SQLiteStorage(Storage):
         self._compacted: int = compacted[0] if compacted else 0
         self._watchers: set[SQLiteWatch] = set()
         self._closed = False
+        #: The keys with a lease row (see the module docstring).
+        self._leased = leased
+        #: The expiry timer, and the time it is armed for (wall clock).
+        self._expiry: asyncio.TimerHandle | None = None
+        self._expiry_at = math.inf
+        #: Leases from an earlier run wait for an event loop to time them:
+        #: armed here if one runs, else on the first write or watch.
+        self._expiry_unarmed = bool(leased)
+        if leased:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                pass
+            else:
+                self._arm_next_expiry()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> SQLiteStorage:
@@ -366,8 +406,9 @@ class SQLiteStorage(Storage):
             if key.startswith(watcher.prefix):
                 watcher.queue.put_nowait(event)
 
-    async def create(self, key: str, value: bytes) -> KeyValue:
+    async def create(self, key: str, value: bytes, *, ttl: int = 0) -> KeyValue:
         revision = self._revision + 1
+        leased = ttl > 0 or key in self._leased
         with self._conn:
             latest = self._latest(key)
             if latest is not None and not latest[1]:
@@ -375,14 +416,23 @@ class SQLiteStorage(Storage):
             # A re-create links to the delete row before it, as kine does.
             prev = latest[0] if latest is not None else 0
             self._execute(_INSERT, (revision, key, 1, 0, revision, prev, value, None))
+            if leased:
+                expires = self._put_lease(key, ttl)
         self._revision = revision
+        if leased:
+            self._lease_written(key, expires)
+        elif self._expiry_unarmed:
+            self._arm_next_expiry()
         kv = KeyValue(key, value, revision, revision)
         if self._watchers:
             self._notify(key, WatchEvent(EventType.CREATED, revision, kv))
         return kv
 
-    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+    async def update(
+        self, key: str, value: bytes, expected_revision: int, *, ttl: int = 0
+    ) -> KeyValue:
         revision = self._revision + 1
+        leased = ttl > 0 or key in self._leased
         with self._conn:
             latest = self._latest(key)
             if latest is None or latest[1]:
@@ -391,7 +441,13 @@ class SQLiteStorage(Storage):
             if prev != expected_revision:
                 raise ConflictError(key, KeyValue(key, old_value, create_revision, prev))
             self._execute(_INSERT, (revision, key, 0, 0, create_revision, prev, value, old_value))
+            if leased:
+                expires = self._put_lease(key, ttl)
         self._revision = revision
+        if leased:
+            self._lease_written(key, expires)
+        elif self._expiry_unarmed:
+            self._arm_next_expiry()
         kv = KeyValue(key, value, create_revision, revision)
         if self._watchers:
             prev_kv = KeyValue(key, old_value, create_revision, prev)
@@ -406,7 +462,14 @@ class SQLiteStorage(Storage):
         Kubernetes watch reports as the object's resourceVersion) and as
         ``prev_kv`` with the revision of the write that produced it.
         """
+        if self._expiry_unarmed:
+            self._arm_next_expiry()
+        return self._delete(key, expected_revision)
+
+    def _delete(self, key: str, expected_revision: int | None) -> tuple[KeyValue, int]:
+        """:meth:`delete`, also run by the expiry timer (synchronous, like every write)."""
         revision = self._revision + 1
+        leased = key in self._leased
         with self._conn:
             latest = self._latest(key)
             if latest is None or latest[1]:
@@ -416,11 +479,71 @@ class SQLiteStorage(Storage):
             if expected_revision is not None and prev != expected_revision:
                 raise ConflictError(key, prev_kv)
             self._execute(_INSERT, (revision, key, 0, 1, create_revision, prev, value, None))
+            if leased:
+                self._execute(_DROP_LEASE, (key,))
         self._revision = revision
+        if leased:
+            self._leased.discard(key)
         if self._watchers:
             kv = KeyValue(key, value, create_revision, revision)
             self._notify(key, WatchEvent(EventType.DELETED, revision, kv, prev_kv))
         return prev_kv, revision
+
+    # -- leases --------------------------------------------------------------
+    #
+    # A write sets or detaches its key's lease inside the write's transaction
+    # (_put_lease), then tells the timer (_lease_written) after the commit.
+    # The timer only ever fires early, never late: a lease extended by a
+    # rewrite leaves it armed at the old time, and the sweep then finds
+    # nothing due and re-arms at the earliest lease left.
+
+    def _put_lease(self, key: str, ttl: int) -> float | None:
+        """In a write's transaction: lease ``key`` for ``ttl`` seconds, or detach its lease.
+
+        Returns when the key expires (``None``: never).
+        """
+        if ttl > 0:
+            expires = time.time() + ttl
+            self._execute(_PUT_LEASE, (key, expires))
+            return expires
+        self._execute(_DROP_LEASE, (key,))
+        return None
+
+    def _lease_written(self, key: str, expires: float | None) -> None:
+        """After the commit of :meth:`_put_lease`: track the key and time its expiry."""
+        if expires is None:
+            self._leased.discard(key)
+            return
+        self._leased.add(key)
+        if self._expiry_unarmed:
+            self._arm_next_expiry()
+        elif expires < self._expiry_at:
+            self._arm_expiry(expires)
+
+    def _arm_expiry(self, when: float) -> None:
+        """Fire the expiry sweep at ``when`` (wall clock), replacing the armed timer."""
+        if self._expiry is not None:
+            self._expiry.cancel()
+        delay = max(when - time.time(), 0.0)
+        self._expiry = asyncio.get_running_loop().call_later(delay, self._expire)
+        self._expiry_at = when
+
+    def _arm_next_expiry(self) -> None:
+        """Arm the (unarmed) timer at the earliest lease in the table, if any is left."""
+        self._expiry_unarmed = False
+        (when,) = self._execute(_NEXT_EXPIRY).fetchone()
+        if when is not None:
+            self._arm_expiry(when)
+
+    def _expire(self) -> None:
+        """The timer: delete every key whose lease has run out, in expiry order."""
+        self._expiry = None
+        self._expiry_at = math.inf
+        try:
+            for (name,) in self._execute(_EXPIRED, (time.time(),)).fetchall():
+                self._delete(name, None)
+        finally:
+            self._arm_next_expiry()
 
     async def compact(self, revision: int) -> None:
         if revision <= self._compacted:
@@ -446,6 +569,8 @@ class SQLiteStorage(Storage):
             raise RuntimeError("storage is closed")
         if revision and revision < self._compacted:
             raise ExpiredError(revision, self._compacted)
+        if self._expiry_unarmed:
+            self._arm_next_expiry()
         watcher = SQLiteWatch(self, prefix, revision or self._revision, progress_interval)
         # Register first, then read the history up to the current revision:
         # nothing awaits in between, so no write can land between the two, and
@@ -459,10 +584,13 @@ class SQLiteStorage(Storage):
         return watcher
 
     async def close(self) -> None:
-        """End every watch, checkpoint the WAL into the database and close it."""
+        """End every watch, stop the expiry timer, checkpoint the WAL and close the file."""
         if self._closed:
             return
         self._closed = True
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
         for watcher in self._watchers:
             watcher.end()
         self._watchers.clear()
