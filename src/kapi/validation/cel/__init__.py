@@ -26,10 +26,12 @@ What is approximated, and why:
   order, and ``date``/``date-time``/``duration``/``byte`` strings stay strings.
 * Runtime cost is the worst case for the sizes observed in the object (see ``cost``), charged
   before evaluation, rather than cel-go's exact interpreter count.
-* Kubernetes ``Quantity``/``URL``/``IP``/``CIDR`` values are tagged maps (see ``library``);
-  the ``format`` library (which returns optionals from Python) is not offered: the bindings
-  cannot return optional values from Python functions; nor are the list ``indexOf`` and
-  ``lastIndexOf`` (the strings extension owns those names).
+* Kubernetes ``Quantity``/``URL``/``IP``/``CIDR``/``NamedFormat`` values are tagged maps (see
+  ``library``). The bindings cannot return optionals from Python functions, so the calls of
+  the ``format`` library that return them (and ``cel.@mapInsert``, which the bindings declare
+  without implementing) are redirected in the checked syntax tree before evaluation. The list
+  ``indexOf`` and ``lastIndexOf`` are not offered (the strings extension owns those names),
+  nor ``optional.unwrap``, missing from cel-cpp.
 * ``allOf`` branches carrying rules are not evaluated.
 * cel-cpp (as bound) stops any evaluation after 10,000 comprehension iterations in total, with
   no option to raise it; kapi reports that as the per-call cost limit. cel-go would allow,
@@ -279,7 +281,9 @@ def _charge(run: _Run, compiled: CompiledRule, message: bool) -> int:
     if c is None:
         ast = compiled.message_ast if message else compiled.ast
         assert ast is not None
-        c = cost.CostEstimator(ast, compiled.schema, run.size_of, max(run.largest, 1)).estimate()
+        c = cost.CostEstimator(
+            ast, compiled.schema, run.size_of, max(run.largest, 1), runtime=True
+        ).estimate()
         run.costs[key] = c
     return c
 

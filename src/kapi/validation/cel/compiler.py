@@ -16,11 +16,10 @@ from functools import lru_cache
 from typing import Any, Final
 
 from cel_expr_python import cel
-from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from kapi.apimachinery import field
 from kapi.apimachinery.field import ErrorType, FieldError, Path, go_quote
-from kapi.validation.cel import checked, cost, library
+from kapi.validation.cel import checked, cost, library, strformat
 from kapi.validation.structural import rule_errors
 
 T = cel.Type
@@ -70,17 +69,29 @@ def _declarations() -> list[Any]:
     return library.declarations()
 
 
+@lru_cache(maxsize=1)
+def _config() -> Any:
+    return cel.NewEnvConfigFromYaml(library.ENV_CONFIG_YAML)
+
+
 def _env(self_type: Any, old_self: tuple[str, Any]) -> Any:
     """An environment with ``self`` and one old-value variable (name, type)."""
     return cel.NewEnv(
+        config=_config(),
         variables={SELF: self_type, old_self[0]: old_self[1]},
-        extensions=[
-            ext_strings.ExtStrings(),
-            ext_optional.ExtOptional(),
-            ext_bindings.ExtBindings(),
-        ],
         functions=_declarations(),
     )
+
+
+def _runtime_program(env: Any, program: Any, expr: checked.CheckedExpr) -> Any:
+    """The program to evaluate: ``program`` itself unless ``expr`` (the checked rule) calls
+    functions that the bindings cannot implement as declared (``library.RUNTIME_REWRITES``);
+    then ``program`` with those calls redirected."""
+    rewrites = library.RUNTIME_REWRITES
+    if not any(o in rewrites for ids in expr.overloads.values() for o in ids):
+        return program
+    rewritten = checked.rewrite_calls(program.serialize(), rewrites)
+    return program if rewritten is None else env.deserialize(rewritten)
 
 
 def _issues(err: Exception) -> str:
@@ -239,6 +250,24 @@ def _caret(source: str, offset: int) -> tuple[str, str]:
     return f"<input>:{line_no}:{col + 1}", f"\n | {text}\n | {'.' * col}^"
 
 
+def _schema_of(s: Any) -> dict[str, Any] | None:
+    return s if isinstance(s, dict) else None
+
+
+def _iteration_schemas(
+    n: checked.Node, range_schema: dict[str, Any] | None
+) -> dict[str, dict[str, Any] | None]:
+    """Schemas of a comprehension's variables: the element of a list, or for two-variable
+    comprehensions the index and element of a list, the key and value of a map."""
+    r = range_schema or {}
+    t = r.get("type")
+    items = _schema_of(r.get("items")) if t == "array" else None
+    if not n.iter_var2:
+        return {n.iter_var: items}
+    value = _schema_of(r.get("additionalProperties")) if t == "object" else items
+    return {n.iter_var: None, n.iter_var2: value}
+
+
 def undeclared_fields(
     expr: checked.CheckedExpr, source: str, schema: dict[str, Any], is_root: bool
 ) -> str:
@@ -270,8 +299,7 @@ def undeclared_fields(
         if n.kind == checked.COMPREHENSION and n.iter_range is not None:
             r = visit(n.iter_range, scope)
             inner = dict(scope)
-            elem = r.get("items") if r and r.get("type") == "array" else None
-            inner[n.iter_var] = elem if isinstance(elem, dict) else None
+            inner.update(_iteration_schemas(n, r))
             inner[n.accu_var] = None
             for x in (n.accu_init, n.loop_condition, n.loop_step, n.result):
                 if x is not None:
@@ -283,6 +311,22 @@ def undeclared_fields(
 
     visit(expr.root, {SELF: root, OLD_SELF: root})
     return "\n".join(errors)
+
+
+def _selected_schema(node: checked.Node, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema of a plain ``self.a.b`` selection of declared properties, else None."""
+    names: list[str] = []
+    while node.kind == checked.SELECT and node.operand is not None and not node.test_only:
+        names.append(node.name)
+        node = node.operand
+    if not names or node.kind != checked.IDENT or node.name != SELF:
+        return None
+    selected = schema
+    for name in reversed(names):
+        if not _closed_object(selected) or name not in selected["properties"]:
+            return None
+        selected = selected["properties"][name]
+    return selected
 
 
 def _return_type(program: Any, expr: checked.CheckedExpr, schema: dict[str, Any]) -> Any:
@@ -297,19 +341,41 @@ def _return_type(program: Any, expr: checked.CheckedExpr, schema: dict[str, Any]
     found = program.return_type()
     if found != T.DYN:
         return found
-    names: list[str] = []
-    node = expr.root
-    while node.kind == checked.SELECT and node.operand is not None and not node.test_only:
-        names.append(node.name)
-        node = node.operand
-    if not names or node.kind != checked.IDENT or node.name != SELF:
-        return found
-    selected = schema
-    for name in reversed(names):
-        if not _closed_object(selected) or name not in selected["properties"]:
+    selected = _selected_schema(expr.root, schema)
+    return found if selected is None else cel_type(selected)
+
+
+# cel-go's type names of the schema types upstream would declare (numbers stay dyn here).
+_SCHEMA_TYPE_NAMES = {
+    "integer": "int",
+    "string": "string",
+    "boolean": "bool",
+    "array": "list",
+    "object": "map",
+}
+
+
+def _format_errors(expr: checked.CheckedExpr, source: str, schema: dict[str, Any]) -> str:
+    """cel-go's compile-time errors for ``format`` calls, as ``Issues.String()`` prints them."""
+
+    def type_of(node: checked.Node) -> str:
+        found = expr.types.get(node.id, "dyn")
+        if found != "dyn":
             return found
-        selected = selected["properties"][name]
-    return cel_type(selected)
+        selected = _selected_schema(node, schema)
+        if selected is None or cel_type(selected) == T.DYN:
+            return found
+        return _SCHEMA_TYPE_NAMES.get(selected.get("type", ""), found)
+
+    located = [
+        (expr.positions.get(node_id, 0), message)
+        for node_id, message in strformat.format_call_errors(expr, type_of)
+    ]
+    lines = []
+    for offset, message in sorted(located, key=lambda om: om[0]):
+        where, snippet = _caret(source, offset)
+        lines.append(f"ERROR: {where}: {message}{snippet}")
+    return "\n".join(lines)
 
 
 # --- compiled rules ------------------------------------------------------------------------
@@ -358,6 +424,27 @@ def _schema_checks(
     return errs
 
 
+class _CompileError(Exception):
+    """Why an expression does not compile, as cel-go's ``Issues.String()`` prints it."""
+
+
+def _compile(
+    env: Any, text: str, schema: dict[str, Any], is_root: bool
+) -> tuple[Any, checked.CheckedExpr]:
+    """Parse and check ``text`` as cel-go's ``Env.Compile`` does for Kubernetes: the checker's
+    errors, then those of the checks kapi does on the syntax tree (undeclared fields, which
+    cel-go's checker finds, and cel-go's ``format`` validator)."""
+    try:
+        program = env.compile(text)
+    except RuntimeError as e:
+        raise _CompileError(_issues(e)) from None
+    ast = checked.decode(program.serialize())
+    problems = undeclared_fields(ast, text, schema, is_root) or _format_errors(ast, text, schema)
+    if problems:
+        raise _CompileError(problems)
+    return program, ast
+
+
 def compile_node(
     schema: dict[str, Any], path: Path, cardinality: int | None, is_root: bool
 ) -> NodeRules:
@@ -383,26 +470,23 @@ def compile_node(
         optional = bool(rule.get("optionalOldSelf"))
         if optional:
             optional_check_env = optional_check_env or _env(self_type, (OLD_SELF, T.DYN))
+        check_env = optional_check_env if optional else env
         try:
-            program = (optional_check_env if optional else env).compile(text)
-        except RuntimeError as e:
-            errs.append(invalid_rule(p.child("rule"), rule, "compilation failed: " + _issues(e)))
+            program, ast = _compile(check_env, text, schema, is_root)
+        except _CompileError as e:
+            errs.append(invalid_rule(p.child("rule"), rule, f"compilation failed: {e}"))
             continue
-        ast = checked.decode(program.serialize())
         if _return_type(program, ast, schema) not in (T.BOOL, T.DYN):
             errs.append(
                 invalid_rule(p.child("rule"), rule, "cel expression must evaluate to a bool")
             )
-            continue
-        undefined = undeclared_fields(ast, text, schema, is_root)
-        if undefined:
-            errs.append(invalid_rule(p.child("rule"), rule, "compilation failed: " + undefined))
             continue
         uses_old_self = any(
             n.kind == checked.IDENT and n.name == OLD_SELF for n in checked.walk(ast.root)
         )
         if optional and uses_old_self:
             optional_env = optional_env or _env(self_type, (OLD_SELF_LIST, T.List(self_type)))
+            check_env = optional_env
             try:
                 program = optional_env.compile(_OPTIONAL_WRAPPER.format(text))
             except RuntimeError as e:
@@ -410,6 +494,7 @@ def compile_node(
                     invalid_rule(p.child("rule"), rule, "compilation failed: " + _issues(e))
                 )
                 continue
+        program = _runtime_program(check_env, program, ast)
         rule_cost = _static_cost(ast, schema) * factor
         if rule_cost > cost.STATIC_ESTIMATED_COST_LIMIT:
             errs.append(
@@ -425,17 +510,16 @@ def compile_node(
         mexpr = rule.get("messageExpression") or ""
         if mexpr:
             try:
-                message_program = env.compile(mexpr)
-            except RuntimeError as e:
+                message_program, message_ast = _compile(env, mexpr, schema, is_root)
+            except _CompileError as e:
                 errs.append(
                     invalid_rule(
                         p.child("messageExpression"),
                         rule,
-                        "messageExpression compilation failed: " + _issues(e),
+                        f"messageExpression compilation failed: {e}",
                     )
                 )
                 continue
-            message_ast = checked.decode(message_program.serialize())
             if _return_type(message_program, message_ast, schema) not in (T.STRING, T.DYN):
                 errs.append(
                     invalid_rule(
@@ -445,6 +529,7 @@ def compile_node(
                     )
                 )
                 continue
+            message_program = _runtime_program(env, message_program, message_ast)
             mcost = _static_cost(message_ast, schema) * factor
             if mcost > cost.STATIC_ESTIMATED_COST_LIMIT:
                 errs.append(

@@ -15,6 +15,12 @@ estimator over the checked syntax tree twice:
 The per-function weights follow cel-go's model in shape (constant, linear in string length,
 linear in list length, comprehension = iterations x body); the exact constants of every
 overload are not reproduced, so figures can differ from kube-apiserver's by small factors.
+As in cel-go, a comprehension's accumulator is as large as its initial value, and the list or
+map a comprehension builds (``map()``, ``transformList()``...) as large as the range it walks.
+The ``sets`` functions, ``<format>.validate`` and ``ip.isCanonical`` use upstream's formulas.
+Where cel-go's actual cost can exceed its own estimate (``validate`` of the ``uri`` format
+runs a longer expression than the estimate assumes), the runtime charge takes the actual
+formula for the worst case.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from kapi.validation.cel import checked
+from kapi.validation.cel import checked, library
 from kapi.validation.cel.checked import Node
 
 #: Largest request body kube-apiserver accepts; bounds sizes the schema leaves open.
@@ -55,10 +61,6 @@ _STRING_FUNCTIONS: Final = frozenset(
         "substring",
         "indexOf",
         "lastIndexOf",
-        "charAt",
-        "reverse",
-        "quote",
-        "format",
         "url",
         "isURL",
         "quantity",
@@ -72,6 +74,9 @@ _STRING_FUNCTIONS: Final = frozenset(
 )
 _REGEX_FUNCTIONS: Final = frozenset({"matches", "find", "findAll"})
 _LIST_FUNCTIONS: Final = frozenset({"isSorted", "sum", "min", "max", "join", "_in_"})
+#: Upstream's ``MaxNameFormatRegexSize``: the regex length ``validate`` is estimated with.
+_MAX_NAME_FORMAT_REGEX_SIZE: Final = 128
+_MAX_FORMAT_REGEX_SIZE: Final = max(f.max_regex_size for f in library.FORMATS.values())
 
 Schema = dict[str, Any]
 #: Maximum size (list items, map entries, string bytes) of values at a schema node.
@@ -140,6 +145,14 @@ def _element_schema(s: Schema | None) -> Schema | None:
     return None
 
 
+def _value_schema(s: Schema | None) -> Schema | None:
+    """The second variable of a two-variable comprehension: list element or map value."""
+    if s is not None and s.get("type") == "object":
+        ap = s.get("additionalProperties")
+        return ap if isinstance(ap, dict) else None
+    return _element_schema(s)
+
+
 def _field_schema(s: Schema | None, name: str) -> Schema | None:
     if s is None:
         return None
@@ -154,12 +167,21 @@ class CostEstimator:
     """Worst-case cost of one checked expression, given a size for each schema node."""
 
     def __init__(
-        self, expr: checked.CheckedExpr, schema: Schema, size_of: SizeOf, unknown_size: int
+        self,
+        expr: checked.CheckedExpr,
+        schema: Schema,
+        size_of: SizeOf,
+        unknown_size: int,
+        *,
+        runtime: bool = False,
     ) -> None:
         self._size_of = size_of
         self._unknown = unknown_size
         self._root_schema = schema
         self._expr = expr
+        self._runtime = runtime
+        # Sizes of the comprehension accumulators in scope: as cel-go, that of their initial value.
+        self._accumulators: dict[str, int | None] = {}
 
     def estimate(self) -> int:
         scope = {"self": self._root_schema, "oldSelf": self._root_schema}
@@ -173,13 +195,15 @@ class CostEstimator:
     def _cost(
         self, n: Node, scope: dict[str, Schema | None]
     ) -> tuple[int, Schema | None, int | None]:
-        """(cost, schema of the result when known, size of the result when literal)."""
+        """(cost, schema of the result when known, size of the result when known otherwise:
+        literals and the lists or maps comprehensions build)."""
         kind = n.kind
         if kind == checked.CONST:
             lit = len(n.value) if isinstance(n.value, str | bytes) else None
             return 0, None, lit
         if kind == checked.IDENT:
-            return 1, scope.get(n.name), None
+            accumulators = self._accumulators
+            return 1, scope.get(n.name), accumulators.get(n.name) if accumulators else None
         if kind == checked.SELECT:
             assert n.operand is not None
             c, s, _ = self._cost(n.operand, scope)
@@ -196,16 +220,31 @@ class CostEstimator:
             return self._comprehension(n, scope)
         return self._call(n, scope)
 
-    def _comprehension(self, n: Node, scope: dict[str, Schema | None]) -> tuple[int, None, None]:
+    def _comprehension(
+        self, n: Node, scope: dict[str, Schema | None]
+    ) -> tuple[int, None, int | None]:
         assert n.iter_range is not None
         range_cost, range_schema, range_lit = self._cost(n.iter_range, scope)
         iterations = self._size(range_schema, range_lit)
         inner = dict(scope)
-        inner[n.iter_var] = _element_schema(range_schema)
+        if n.iter_var2:
+            keyed = range_schema is not None and range_schema.get("type") == "object"
+            inner[n.iter_var] = _element_schema(range_schema) if keyed else None
+            inner[n.iter_var2] = _value_schema(range_schema)
+        else:
+            inner[n.iter_var] = _element_schema(range_schema)
         inner[n.accu_var] = None
+        init_cost, _, init_size = self._cost(n.accu_init, scope) if n.accu_init else (0, None, None)
+        outer_accumulator = self._accumulators.get(n.accu_var)
+        self._accumulators[n.accu_var] = init_size
         body = sum(self._cost(x, inner)[0] for x in (n.loop_condition, n.loop_step) if x)
-        rest = sum(self._cost(x, inner)[0] for x in (n.accu_init, n.result) if x)
-        return range_cost + rest + iterations * body, None, None
+        result = self._cost(n.result, inner)[0] if n.result else 0
+        self._accumulators[n.accu_var] = outer_accumulator
+        # As cel-go: a comprehension building a list or map (map(), filter(), transformList()...)
+        # has at most as many entries as it iterates.
+        builds = n.accu_init is not None and n.accu_init.kind in (checked.LIST, checked.STRUCT)
+        total = range_cost + init_cost + result + iterations * body
+        return total, None, iterations if builds else None
 
     def _call(self, n: Node, scope: dict[str, Schema | None]) -> tuple[int, Schema | None, None]:
         parts = [self._cost(a, scope) for a in ([n.operand] if n.operand else []) + n.args]
@@ -239,8 +278,54 @@ class CostEstimator:
                 None,
                 None,
             )
+        formula = _FORMULAS.get(fn)
+        own = formula(n, sizes, self._runtime) if formula is not None else None
+        if own is not None:
+            return cost + own, None, None
         if fn in _STRING_FUNCTIONS:
             return cost + 1 + math.ceil(_STRING_TRAVERSAL_FACTOR * max(sizes or [0])), None, None
         if fn in _LIST_FUNCTIONS:
             return cost + 1 + (sizes[-1] if fn == "_in_" else sizes[0]), None, None
         return cost + 1, None, None
+
+
+#: A function's own cost from its call node, the sizes of its target and arguments and whether
+#: the charge is for an evaluation; None where the general rules apply.
+Formula = Callable[[Node, list[int], bool], int | None]
+
+
+def _sets(factor: int) -> Formula:
+    """cel-go ext.Sets: the product of the two list sizes, times ``factor``."""
+    return lambda n, sizes, runtime: 1 + sizes[0] * sizes[1] * factor
+
+
+def _validate(n: Node, sizes: list[int], runtime: bool) -> int | None:
+    """``<format>.validate(s)``: a regex over ``s``, as upstream estimates and counts it.
+
+    The estimate assumes a 128-character regex; the actual cost uses the format's own
+    estimate (the ``uri`` format's exceeds 128), known here when the target is a
+    ``format.<name>()`` call, else the largest.
+    """
+    if n.operand is None:
+        return None
+    size = sizes[1]
+    if not runtime:
+        traversal = math.ceil(_STRING_TRAVERSAL_FACTOR * size)
+        return math.ceil(traversal * _MAX_NAME_FORMAT_REGEX_SIZE * _REGEX_FACTOR)
+    target = n.operand
+    name = library.format_name(target.name) if target.kind == checked.CALL else None
+    regex = library.FORMATS[name].max_regex_size if name else _MAX_FORMAT_REGEX_SIZE
+    traversal = math.ceil(_STRING_TRAVERSAL_FACTOR * (1 + size))
+    return traversal * math.ceil(regex * _REGEX_FACTOR)
+
+
+_FORMULAS: Final[dict[str, Formula]] = {
+    "sets.contains": _sets(1),
+    "sets.intersects": _sets(1),
+    "sets.equivalent": _sets(2),
+    "validate": _validate,
+    # cidr.ip() reads a field; ip(string) parses, as the other string functions.
+    "ip": lambda n, sizes, runtime: 1 if n.operand is not None else None,
+    # ip.isCanonical parses, then compares with the original.
+    "ip.isCanonical": lambda n, sizes, runtime: math.ceil(2 * _STRING_TRAVERSAL_FACTOR * sizes[0]),
+}

@@ -1,14 +1,25 @@
 """The Kubernetes CEL libraries (``k8s.io/apiserver/pkg/cel/library``) on cel-expr-python.
 
 The cel-expr-python bindings cannot return values of an opaque (abstract) type from a Python
-function, so the Kubernetes ``Quantity``, ``URL``, ``IP`` and ``CIDR`` values are maps with one
-reserved key holding a canonical form (``{"__quantity__": "1.5"}``). Equality of two values
-of the same kind therefore follows upstream (``quantity('1') == quantity('1000m')``), but
-``type(quantity('1'))`` is ``map`` rather than ``kubernetes.Quantity``, and their member
+function, so the Kubernetes ``Quantity``, ``URL``, ``IP``, ``CIDR`` and ``NamedFormat`` values
+are maps with one reserved key holding a canonical form (``{"__quantity__": "1.5"}``). Equality
+of two values of the same kind therefore follows upstream (``quantity('1') == quantity('1000m')``),
+but ``type(quantity('1'))`` is ``map`` rather than ``kubernetes.Quantity``, and their member
 functions are declared on ``map(string, dyn)``. Regular expressions use Python's ``re`` where
-upstream uses RE2; the patterns CRD authors write behave the same in both. The list
-``indexOf``/``lastIndexOf`` overloads are missing: cel-expr-python allows one declaration per
-function name, and the strings extension already declares ``indexOf`` for strings.
+upstream uses RE2; the patterns CRD authors write behave the same in both.
+
+Nor can a Python function return an optional, which ``format.named`` and ``<format>.validate``
+do. Those two are declared for the checker only (:data:`ENV_CONFIG_YAML`, whose types the
+bindings parse properly); :data:`RUNTIME_REWRITES` sends their calls to hidden implementations
+returning a list of zero or one element, wrapped in ``.first()``. The same redirection supplies
+``cel.@mapInsert``, which the two-variable comprehension macros ``transformMap`` and
+``transformMapEntry`` expand to and which the bindings declare but do not implement. Hidden
+names start with ``@``, which CEL identifiers cannot, so rules cannot call them directly.
+
+The list ``indexOf``/``lastIndexOf`` overloads are missing: cel-expr-python allows one
+declaration per function name, and the strings extension already declares ``indexOf`` for
+strings. The semver library is not offered on purpose: it arrived in 1.33, and kube-apiserver
+1.33 compiles new CRD rules for compatibility version 1.32.
 """
 
 from __future__ import annotations
@@ -18,19 +29,34 @@ import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final, NamedTuple
 from urllib.parse import urlsplit
 
 from cel_expr_python import cel
 
+from kapi.apimachinery.field import go_quote
+from kapi.apimachinery.validation import (
+    is_qualified_name,
+    is_valid_label_value,
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+)
+from kapi.validation import formats
+from kapi.validation.cel import strformat
+from kapi.validation.cel.checked import CallRewrite
+
 T = cel.Type
 _MAP = T.Map(T.STRING, T.DYN)
 _LIST = T.List(T.DYN)
+#: Declared parameter type that matches a value of any kind at runtime (``dyn`` matches none).
+_ANY = T("any")
 
 _QUANTITY_KEY = "__quantity__"
 _URL_KEY = "__url__"
 _IP_KEY = "__ip__"
 _CIDR_KEY = "__cidr__"
+_FORMAT_KEY = "__format__"
 
 
 class LibraryError(ValueError):
@@ -172,27 +198,113 @@ def _compare(a: Decimal, b: Decimal) -> int:
 # --- url -----------------------------------------------------------------------------------
 
 
-def _parse_url(s: str) -> dict[str, str] | None:
-    # Upstream uses Go url.ParseRequestURI: absolute URI or absolute path, no fragment.
-    if not s or "#" in s:
-        return None
+class _URLError(ValueError):
+    """An error of Go's ``url.Parse``; ``str()`` is the error's own text (``err.Err``)."""
+
+
+_CTL = re.compile("[\x00-\x1f\x7f]")
+_SCHEME_CHAR = re.compile("[A-Za-z]")
+_SCHEME_CONT = re.compile("[0-9+.-]")
+_HEX = "0123456789abcdefABCDEF"
+_USERINFO_OK = frozenset("-._:~!$&'()*+,;=%@")
+_HOST_OK = frozenset("!$&'()*+,;=:[]<>\"-_.~")
+
+
+def _unescape(s: str, host: bool) -> None:
+    """Go ``unescape``'s checks: well-formed %-escapes and, in hosts, allowed characters."""
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "%":
+            if i + 2 >= len(s) or s[i + 1] not in _HEX or s[i + 2] not in _HEX:
+                raise _URLError(f"invalid URL escape {go_quote(s[i : i + 3])}")
+            if host and int(s[i + 1], 16) < 8 and s[i : i + 3] != "%25":
+                raise _URLError(f"invalid URL escape {go_quote(s[i : i + 3])}")
+            i += 3
+            continue
+        if host and ord(c) < 0x80 and not (c.isalnum() or c in _HOST_OK):
+            raise _URLError(f"invalid character {go_quote(c)} in host name")
+        i += 1
+
+
+def _check_port(colon_port: str) -> None:
+    if colon_port and (colon_port[0] != ":" or not all("0" <= c <= "9" for c in colon_port[1:])):
+        raise _URLError(f"invalid port {go_quote(colon_port)} after host")
+
+
+def _check_authority(authority: str) -> None:
+    """Go ``parseAuthority``: host (and port), then userinfo."""
+    userinfo, at, host = authority.rpartition("@")
+    if host.startswith("["):
+        end = host.rfind("]")
+        if end < 0:
+            raise _URLError("missing ']' in host")
+        _check_port(host[end + 1 :])
+    elif ":" in host:
+        _check_port(host[host.rfind(":") :])
+    _unescape(host, host=True)
+    if at:
+        if not all((c.isascii() and c.isalnum()) or c in _USERINFO_OK for c in userinfo):
+            raise _URLError("net/url: invalid userinfo")
+        _unescape(userinfo, host=False)
+
+
+def _scheme(raw: str) -> tuple[str, str]:
+    """Go ``getScheme``: (scheme, rest); no scheme when the text does not start with one."""
+    for i, c in enumerate(raw):
+        if _SCHEME_CHAR.match(c):
+            continue
+        if _SCHEME_CONT.match(c):
+            if i == 0:
+                return "", raw
+            continue
+        if c == ":":
+            if i == 0:
+                raise _URLError("missing protocol scheme")
+            return raw[:i], raw[i + 1 :]
+        return "", raw
+    return "", raw
+
+
+def request_uri_error(raw: str) -> str | None:
+    """Go ``url.ParseRequestURI``'s error text for ``raw``, or None when it parses.
+
+    An absolute URI or an absolute path; no fragment is split off, so ``#`` is part of the
+    path or query.
+    """
     try:
-        parts = urlsplit(s)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError:
-        return None
-    if not parts.scheme and not s.startswith("/"):
-        return None
-    return {_URL_KEY: s}
+        _check_request_uri(raw)
+    except _URLError as e:
+        return f"parse {go_quote(raw)}: {e}"
+    return None
+
+
+def _check_request_uri(raw: str) -> None:
+    if _CTL.search(raw):
+        raise _URLError("net/url: invalid control character in URL")
+    if not raw:
+        raise _URLError("empty url")
+    if raw == "*":
+        return
+    scheme, rest = _scheme(raw)
+    # The query is cut off; a lone trailing "?" forces an empty one.
+    rest = rest[:-1] if rest.endswith("?") and rest.count("?") == 1 else rest.partition("?")[0]
+    if not rest.startswith("/"):
+        if scheme:
+            return  # an opaque URI, such as mailto:someone
+        raise _URLError("invalid URI for request")
+    if scheme and rest.startswith("//"):
+        authority, slash, path = rest[2:].partition("/")
+        _check_authority(authority)
+        rest = slash + path
+    _unescape(rest, host=False)
 
 
 def _url(s: str) -> dict[str, str]:
-    u = _parse_url(s)
-    if u is None:
-        raise LibraryError(
-            f"URL parse error during conversion from string: parse {s!r}: invalid URI for request"
-        )
-    return u
+    err = request_uri_error(s)
+    if err is not None:
+        raise LibraryError(f"URL parse error during conversion from string: {err}")
+    return {_URL_KEY: s}
 
 
 def _url_part(part: str) -> Callable[[dict[str, str]], str]:
@@ -266,6 +378,19 @@ def _cidr_of(v: dict[str, str]) -> ipaddress.IPv4Interface | ipaddress.IPv6Inter
     return ipaddress.ip_interface(v[_CIDR_KEY])
 
 
+def _is_canonical(s: str) -> bool:
+    """``ip.isCanonical``: whether ``s`` is spelled as Go's ``netip.Addr.String()`` would."""
+    return _ip(s)[_IP_KEY] == s
+
+
+def _is_link_local_multicast(v: dict[str, str]) -> bool:
+    """Go ``netip.Addr.IsLinkLocalMulticast``: 224.0.0.0/24, or ff02::/16 with any flags."""
+    ip = _ip_of(v)
+    if ip.version == 4:
+        return ip.packed[:3] == b"\xe0\x00\x00"
+    return int.from_bytes(ip.packed[:2], "big") & 0xFF0F == 0xFF02
+
+
 def _contains_ip(c: dict[str, str], ip: Any) -> bool:
     addr = _ip_of(_ip(ip) if isinstance(ip, str) else ip)
     return addr in _cidr_of(c).network
@@ -277,11 +402,199 @@ def _contains_cidr(c: dict[str, str], other: Any) -> bool:
     return sub.version == net.version and sub.subnet_of(net)  # type: ignore[arg-type]
 
 
+# --- format --------------------------------------------------------------------------------
+
+
+class NamedFormat(NamedTuple):
+    """One of upstream's ``ConstantFormats``: its validation and its cost estimate input."""
+
+    validate: Callable[[str], list[str]]
+    #: Length of the regular expression (or an equivalent estimate) the validation runs.
+    max_regex_size: int
+
+
+def _uri_errors(s: str) -> list[str]:
+    err = request_uri_error(s)
+    return [] if err is None else [err]
+
+
+def _strfmt(name: str, message: str) -> Callable[[str], list[str]]:
+    """A format validated by kube-openapi's ``strfmt.Default`` registry, with one message."""
+    check = formats.string_format_checker(name)
+    assert check is not None
+
+    def validate(s: str) -> list[str]:
+        return [] if check(s) else [message]
+
+    return validate
+
+
+#: Upstream's size estimates: govalidator's URL and base64 patterns, strfmt's UUID and
+#: date-time patterns (the date format is estimated with the date-time pattern).
+_URL_REGEX_SIZE: Final = 1103
+_BASE64_REGEX_SIZE: Final = 84
+_UUID_PATTERN_SIZE: Final = 70
+_DATE_TIME_PATTERN_SIZE: Final = 71
+
+FORMATS: Final[dict[str, NamedFormat]] = {
+    "dns1123Label": NamedFormat(lambda s: name_is_dns_label(s, False), 30),
+    "dns1123Subdomain": NamedFormat(lambda s: name_is_dns_subdomain(s, False), 60),
+    "dns1035Label": NamedFormat(lambda s: name_is_dns1035_label(s, False), 30),
+    "qualifiedName": NamedFormat(is_qualified_name, 60),
+    "dns1123LabelPrefix": NamedFormat(lambda s: name_is_dns_label(s, True), 30),
+    "dns1123SubdomainPrefix": NamedFormat(lambda s: name_is_dns_subdomain(s, True), 60),
+    "dns1035LabelPrefix": NamedFormat(lambda s: name_is_dns1035_label(s, True), 30),
+    "labelValue": NamedFormat(is_valid_label_value, 40),
+    "uri": NamedFormat(_uri_errors, _URL_REGEX_SIZE),
+    "uuid": NamedFormat(_strfmt("uuid", "does not match the UUID format"), _UUID_PATTERN_SIZE),
+    "byte": NamedFormat(_strfmt("byte", "invalid base64"), _BASE64_REGEX_SIZE),
+    "date": NamedFormat(_strfmt("date", "invalid date"), _DATE_TIME_PATTERN_SIZE),
+    "datetime": NamedFormat(_strfmt("datetime", "invalid datetime"), _DATE_TIME_PATTERN_SIZE),
+}
+
+
+def format_name(node_name: str) -> str | None:
+    """The format a ``format.<name>()`` call returns, from the called function's name."""
+    prefix, _, name = node_name.partition(".")
+    return name if prefix == "format" and name in FORMATS else None
+
+
+def _format_value(name: str) -> dict[str, str]:
+    return {_FORMAT_KEY: name}
+
+
+def _named_format(name: str) -> list[dict[str, str]]:
+    """``format.named``: the format, or nothing (``optional.none()``) for an unknown name."""
+    return [_format_value(name)] if name in FORMATS else []
+
+
+def _validate_format(f: dict[str, str], s: str) -> list[list[str]]:
+    """``<format>.validate``: nothing when ``s`` is valid, else the list of its errors."""
+    try:
+        named = FORMATS[f[_FORMAT_KEY]]
+    except KeyError:
+        raise LibraryError("no such overload: value is not a format") from None
+    errors = named.validate(s)
+    return [errors] if errors else []
+
+
+def _format_constructors() -> list[Any]:
+    """``format.dns1123Label()`` and the other zero-argument constructors."""
+    return [
+        _global(f"format.{name}", f"format.{name}", _MAP, [], lambda name=name: _format_value(name))
+        for name in FORMATS
+    ]
+
+
+# --- two-variable comprehensions -----------------------------------------------------------
+
+
+def _cel_text(v: Any) -> str:
+    """Go ``%v`` of a CEL map key in cel-go's errors."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _map_insert(m: dict[Any, Any], key: Any, value: Any = None) -> dict[Any, Any]:
+    """``cel.@mapInsert``: one entry, or every entry of a map; existing keys are an error."""
+    update = key if value is None and isinstance(key, dict) else {key: value}
+    for k in update:
+        if k in m:
+            raise LibraryError(f"insert failed: key {_cel_text(k)} already exists")
+    return {**m, **update}
+
+
+# --- environment ---------------------------------------------------------------------------
+
+_HIDDEN_FORMAT_NAMED = "@kapi.format.named"
+_HIDDEN_FORMAT_VALIDATE = "@kapi.format.validate"
+_HIDDEN_MAP_INSERT = "@kapi.mapInsert"
+
+#: Calls the checker resolves to these overloads run the hidden implementations instead.
+RUNTIME_REWRITES: Final[dict[str, CallRewrite]] = {
+    "format-named": CallRewrite(_HIDDEN_FORMAT_NAMED, wrap_first=True),
+    "format-validate": CallRewrite(_HIDDEN_FORMAT_VALIDATE, wrap_first=True),
+    "@mapInsert_map_key_value": CallRewrite(_HIDDEN_MAP_INSERT, wrap_first=False),
+    "@mapInsert_map_map": CallRewrite(_HIDDEN_MAP_INSERT, wrap_first=False),
+}
+
+#: The extensions Kubernetes 1.33 enables for CRD rules (strings at version 0: ``format``,
+#: ``strings.quote`` and ``join`` of version 2 are cel-go's, see ``strformat``) and the
+#: declarations only the checker sees: functions returning optionals (see module docstring).
+ENV_CONFIG_YAML: Final = """\
+extensions:
+  - name: strings
+    version: 0
+  - name: optional
+  - name: bindings
+  - name: sets
+  - name: two-var-comprehensions
+functions:
+  - name: format.named
+    overloads:
+      - id: format-named
+        args:
+          - type_name: string
+        return:
+          type_name: optional_type
+          params:
+            - type_name: map
+              params: [{type_name: string}, {type_name: dyn}]
+  - name: validate
+    overloads:
+      - id: format-validate
+        target:
+          type_name: map
+          params: [{type_name: string}, {type_name: dyn}]
+        args:
+          - type_name: string
+        return:
+          type_name: optional_type
+          params:
+            - type_name: list
+              params: [{type_name: string}]
+"""
+
+
 def declarations() -> list[Any]:
     """Function declarations (with implementations) of the Kubernetes libraries kapi offers."""
     B, N, S = T.BOOL, T.INT, T.STRING  # bool, integer (number), string
     d = T.DYN
+    map_dyn = T.Map(d, d)
     return [
+        # strings (version 2 functions that are cel-go's own, see strformat)
+        _member("format", strformat.FORMAT_OVERLOAD, S, [S, _LIST], strformat.format_string),
+        _global("strings.quote", "strings_quote", S, [S], strformat.quote),
+        cel.FunctionDecl(
+            "join",
+            [
+                cel.Overload("list_join", S, [T.List(S)], is_member=True, impl=strformat.join),
+                cel.Overload(
+                    "list_join_string", S, [T.List(S), S], is_member=True, impl=strformat.join
+                ),
+            ],
+        ),
+        # format
+        *_format_constructors(),
+        _global(_HIDDEN_FORMAT_NAMED, "kapi_format_named", T.List(_MAP), [S], _named_format),
+        _member(
+            _HIDDEN_FORMAT_VALIDATE,
+            "kapi_format_validate",
+            T.List(T.List(S)),
+            [_MAP, S],
+            _validate_format,
+        ),
+        # two-variable comprehensions
+        cel.FunctionDecl(
+            _HIDDEN_MAP_INSERT,
+            [
+                cel.Overload(
+                    "kapi_map_insert_key_value", map_dyn, [map_dyn, _ANY, _ANY], impl=_map_insert
+                ),
+                cel.Overload("kapi_map_insert_map", map_dyn, [map_dyn, map_dyn], impl=_map_insert),
+            ],
+        ),
         # lists
         _member("isSorted", "list_is_sorted", B, [_LIST], _is_sorted),
         _member("sum", "list_sum", d, [_LIST], _sum),
@@ -350,7 +663,7 @@ def declarations() -> list[Any]:
         ),
         # url
         _global("url", "string_to_url", _MAP, [S], _url),
-        _global("isURL", "is_url_string", B, [S], lambda s: _parse_url(s) is not None),
+        _global("isURL", "is_url_string", B, [S], lambda s: request_uri_error(s) is None),
         _member("getScheme", "url_get_scheme", S, [_MAP], _url_part("scheme")),
         _member("getHost", "url_get_host", S, [_MAP], _url_part("host")),
         _member("getHostname", "url_get_hostname", S, [_MAP], _url_part("hostname")),
@@ -358,13 +671,33 @@ def declarations() -> list[Any]:
         _member("getEscapedPath", "url_get_escaped_path", S, [_MAP], _url_part("path")),
         _member("getQuery", "url_get_query", T.Map(S, T.List(S)), [_MAP], _url_query),
         # ip
-        _global("ip", "string_to_ip", _MAP, [S], _ip),
+        cel.FunctionDecl(
+            "ip",
+            [
+                cel.Overload("string_to_ip", _MAP, [S], impl=_ip),
+                cel.Overload(
+                    "cidr_ip",
+                    _MAP,
+                    [_MAP],
+                    is_member=True,
+                    impl=lambda c: {_IP_KEY: str(_cidr_of(c).ip)},
+                ),
+            ],
+        ),
         _global("isIP", "is_ip", B, [S], lambda s: _parse_ip(s) is not None),
+        _global("ip.isCanonical", "ip_is_canonical", B, [S], _is_canonical),
         _member("family", "ip_family", N, [_MAP], lambda v: _ip_of(v).version),
         _member(
             "isUnspecified", "ip_is_unspecified", B, [_MAP], lambda v: _ip_of(v).is_unspecified
         ),
         _member("isLoopback", "ip_is_loopback", B, [_MAP], lambda v: _ip_of(v).is_loopback),
+        _member(
+            "isLinkLocalMulticast",
+            "ip_is_link_local_multicast",
+            B,
+            [_MAP],
+            _is_link_local_multicast,
+        ),
         _member(
             "isLinkLocalUnicast",
             "ip_is_link_local_unicast",
