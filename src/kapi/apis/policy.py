@@ -131,23 +131,23 @@ _SOME_EXPRESSIONS = b'{"matchExpressions":[{'
 def v1beta1_reads_as_hub(value: bytes) -> bool:
     """Whether :func:`hub_to_v1beta1` leaves the stored hub JSON ``value`` as it is.
 
-    It only replaces a selector that selects every pod or none: one empty,
-    or one whose only requirement has the reserved label.  Keys are never
+    It only replaces ``spec.selector`` when that selects every pod or none:
+    empty, or with the reserved label as its only requirement.  Keys are never
     escaped in stored JSON and ``"selector":`` cannot occur inside an encoded
-    string, so a selector starting with a non-empty field proves there is
-    nothing to replace (with the label nowhere, for requirements); anything
-    else is left to the conversion.  Every GET through v1beta1 asks, so the
-    common case costs one scan of the value.
+    string, so the key followed by an object with a non-empty field can only
+    be ``spec.selector`` (every other map of a PDB holds strings), and such a
+    selector has nothing to replace (with the label nowhere, for
+    requirements).  Any other last occurrence (a label or a disrupted pod
+    named "selector") is left to the conversion.  Every GET through v1beta1
+    asks, so this scans from the end, where ``spec`` is, and stops there.
     """
-    at = value.find(_SELECTOR_KEY)
-    while at >= 0:
-        at += len(_SELECTOR_KEY)
-        if not value.startswith(_SOME_LABELS, at) and (
-            not value.startswith(_SOME_EXPRESSIONS, at) or _RESERVED_LABEL in value
-        ):
-            return False
-        at = value.find(_SELECTOR_KEY, at)
-    return True
+    at = value.rfind(_SELECTOR_KEY)
+    if at < 0:
+        return True
+    at += len(_SELECTOR_KEY)
+    return value.startswith(_SOME_LABELS, at) or (
+        value.startswith(_SOME_EXPRESSIONS, at) and _RESERVED_LABEL not in value
+    )
 
 
 def normalize_v1_selector(obj: Object) -> None:

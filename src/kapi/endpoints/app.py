@@ -22,7 +22,6 @@ from kapi.endpoints.aggregated_discovery import AggregatedDiscovery
 from kapi.endpoints.http import Receive, Request, Response, Scope, Send, send_response
 from kapi.endpoints.negotiation import negotiate_output
 from kapi.endpoints.requestinfo import parse_request_info
-from kapi.endpoints.warnings import warning_headers
 from kapi.request import RequestContext, RequestInfo, bind
 from kapi.runtime import protobuf, serializer
 from kapi.runtime.scheme import Deprecation, GroupVersion, Resource
@@ -99,9 +98,9 @@ class APIServerApp:
             err = errors.internal_error(exc)
             response = Response(err.code, orjson.dumps(err.status))
         if audit is None:
-            await send_response(send, response, warning_headers(context.warning_recorder), receive)
+            await send_response(send, response, context.warning_recorder.headers(), receive)
         else:
-            await audit.respond(send, response, warning_headers(context.warning_recorder), receive)
+            await audit.respond(send, response, context.warning_recorder.headers(), receive)
         self.metrics.observe(
             info,
             request.method,

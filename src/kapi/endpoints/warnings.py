@@ -52,7 +52,7 @@ class WarningRecorder:
     def __init__(self) -> None:
         #: Every distinct text added, in order, with the agent it first came with.
         self._recorded: dict[str, str] = {}
-        self._headers: list[bytes] = []
+        self._headers: list[tuple[bytes, bytes]] = []
         self._written = 0
         self._truncating = False
 
@@ -97,14 +97,18 @@ class WarningRecorder:
         return list(self._recorded)
 
     def headers(self) -> list[tuple[bytes, bytes]]:
-        """The ``Warning`` response headers, in the order their warnings were added."""
-        return [(b"warning", value) for value in self._headers]
+        """The ``Warning`` response headers, in the order their warnings were added.
+
+        A new list each call: the handler chain appends its own headers to it.
+        """
+        return list(self._headers)
 
 
 @functools.lru_cache(maxsize=1024)
-def _header(agent: str, text: str) -> bytes | None:
-    """The encoded header value; cached, since most warnings (deprecations) recur verbatim."""
-    return new_warning_header(WARNING_CODE, agent, text)
+def _header(agent: str, text: str) -> tuple[bytes, bytes] | None:
+    """The encoded header; cached, since most warnings (deprecations) recur verbatim."""
+    value = new_warning_header(WARNING_CODE, agent, text)
+    return None if value is None else (b"warning", value)
 
 
 def _truncate(text: str) -> str:
@@ -119,8 +123,3 @@ def _truncate(text: str) -> str:
     return "".join(
         "\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text[:TRUNCATE_ITEM_RUNES]
     )
-
-
-def warning_headers(recorder: WarningRecorder) -> list[tuple[bytes, bytes]]:
-    """The ``Warning`` headers the handler chain adds to a response."""
-    return recorder.headers()
