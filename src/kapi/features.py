@@ -1,12 +1,22 @@
-"""Feature gates, parsed from ``--feature-gates`` as kube-apiserver does."""
+"""Feature gates, parsed from ``--feature-gates`` as kube-apiserver does.
+
+Gates are versioned as upstream's ``featuregate.VersionedSpecs``: each gate
+lists the release at which it entered each stage, and a server emulating an
+older release (``--emulated-version``) gets the stage, default and lock of
+that release.  A gate not yet introduced there is pre-alpha: off, and not
+settable.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
 
+from kapi.version import DEFAULT_VERSION, Version
+
 
 class Stage(Enum):
+    PRE_ALPHA = "PRE-ALPHA"
     ALPHA = "ALPHA"
     BETA = "BETA"
     GA = "GA"
@@ -15,46 +25,92 @@ class Stage(Enum):
 
 @dataclass(frozen=True)
 class FeatureSpec:
+    """A gate's state from release ``since`` on (until the gate's next spec)."""
+
+    since: Version
     default: bool
     stage: Stage
     #: GA gates are locked to their default: setting them otherwise is an error.
     locked: bool = False
 
 
-#: Known gates with the stage and default of the newest upstream release kapi models.
-KNOWN_FEATURES: dict[str, FeatureSpec] = {
-    "WarningHeaders": FeatureSpec(True, Stage.GA, locked=True),
-    "APIServerIdentity": FeatureSpec(True, Stage.BETA),
-    "StorageVersionAPI": FeatureSpec(False, Stage.ALPHA),
-    "CRDValidationRatcheting": FeatureSpec(True, Stage.GA, locked=True),
-    "CustomResourceFieldSelectors": FeatureSpec(True, Stage.GA, locked=True),
+_PRE_ALPHA = FeatureSpec(Version(0, 0), False, Stage.PRE_ALPHA)
+
+#: Known gates, each with its specs oldest first, as upstream declares them.
+KNOWN_FEATURES: dict[str, tuple[FeatureSpec, ...]] = {
+    "WarningHeaders": (
+        FeatureSpec(Version(1, 19), True, Stage.BETA),
+        FeatureSpec(Version(1, 22), True, Stage.GA, locked=True),
+    ),
+    "APIServerIdentity": (
+        FeatureSpec(Version(1, 20), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 26), True, Stage.BETA),
+    ),
+    "StorageVersionAPI": (FeatureSpec(Version(1, 20), False, Stage.ALPHA),),
+    "CRDValidationRatcheting": (
+        FeatureSpec(Version(1, 28), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 30), True, Stage.BETA),
+        FeatureSpec(Version(1, 33), True, Stage.GA, locked=True),
+    ),
+    "CustomResourceFieldSelectors": (
+        FeatureSpec(Version(1, 30), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 31), True, Stage.BETA),
+        FeatureSpec(Version(1, 32), True, Stage.GA, locked=True),
+    ),
 }
 
 
-class FeatureGate:
-    """The set of enabled features for one server."""
+def spec_at(name: str, version: Version) -> FeatureSpec:
+    """Gate ``name``'s spec at release ``version``: its newest spec not after it."""
+    current = _PRE_ALPHA
+    for spec in KNOWN_FEATURES[name]:
+        if spec.since > version:
+            break
+        current = spec
+    return current
 
-    def __init__(self, overrides: dict[str, bool] | None = None) -> None:
-        self._enabled = {name: spec.default for name, spec in KNOWN_FEATURES.items()}
+
+class FeatureGate:
+    """The set of enabled features for one server, at the release it emulates."""
+
+    def __init__(
+        self, overrides: dict[str, bool] | None = None, emulated_version: Version = DEFAULT_VERSION
+    ) -> None:
+        self.emulated_version = emulated_version
+        #: What ``--feature-gates`` set, kept to re-resolve at another version (:meth:`at`).
+        self.overrides: dict[str, bool] = {}
+        self._enabled = {name: spec_at(name, emulated_version).default for name in KNOWN_FEATURES}
         for name, value in (overrides or {}).items():
             self.set(name, value)
 
     def set(self, name: str, value: bool) -> None:
-        spec = KNOWN_FEATURES.get(name)
-        if spec is None:
+        if name not in KNOWN_FEATURES:
             raise ValueError(f"unrecognized feature gate: {name}")
+        spec = spec_at(name, self.emulated_version)
         if spec.locked and value != spec.default:
             raise ValueError(
                 f"cannot set feature gate {name} to {str(value).lower()}, "
                 f"feature is locked to {str(spec.default).lower()}"
             )
+        if spec.stage is Stage.PRE_ALPHA:
+            raise ValueError(
+                f"cannot set feature gate {name} to {str(value).lower()}, "
+                f"feature is PreAlpha at emulated version {self.emulated_version}"
+            )
+        self.overrides[name] = value
         self._enabled[name] = value
 
     def enabled(self, name: str) -> bool:
         return self._enabled[name]
 
+    def at(self, emulated_version: Version) -> FeatureGate:
+        """The same ``--feature-gates`` resolved at another release (may raise ValueError)."""
+        if emulated_version == self.emulated_version:
+            return self
+        return FeatureGate(self.overrides, emulated_version)
+
     @classmethod
-    def parse(cls, text: str) -> FeatureGate:
+    def parse(cls, text: str, emulated_version: Version = DEFAULT_VERSION) -> FeatureGate:
         """Parse ``Name=true,Other=false`` (the ``--feature-gates`` syntax)."""
         overrides: dict[str, bool] = {}
         for item in filter(None, (part.strip() for part in text.split(","))):
@@ -67,4 +123,4 @@ class FeatureGate:
                     f'parsing "{raw}": invalid syntax'
                 )
             overrides[name.strip()] = raw.lower() == "true"
-        return cls(overrides)
+        return cls(overrides, emulated_version)

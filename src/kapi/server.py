@@ -73,13 +73,17 @@ class ServerConfig:
     audit_log_maxbackup: int = 0
     audit_log_maxage: int = 0
 
+    def __post_init__(self) -> None:
+        # Gates take the stage and default of the emulated release, whatever built them.
+        self.feature_gates = self.feature_gates.at(self.emulated_version)
+
 
 class APIServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.metrics = APIServerMetrics()
         self.scheme = Scheme(config.emulated_version)
-        for resource in builtin_resources():
+        for resource in builtin_resources(config.feature_gates):
             self.scheme.add(resource)
         self.storage: Storage | None = None
         self.stores: dict[tuple[str, str], Store] = {}
@@ -199,7 +203,7 @@ class APIServer:
         ):
             return
         self.uninstall_custom_resource(crd)
-        built = custom_resource(crd, self.webhook_clients)
+        built = custom_resource(crd, self.webhook_clients, self.config.feature_gates)
         resource = built.resource
         self.scheme.add(resource)
         self.stores[(resource.group, resource.plural)] = Store(

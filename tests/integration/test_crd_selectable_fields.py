@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.conftest import KapiServer
+from tests.conftest import KapiServer, serve_with_flags
 from tests.integration.test_kubectl import Kubectl, Watch, make_kubectl
 
 pytestmark = pytest.mark.kubectl
@@ -243,3 +243,34 @@ def test_discovery_does_not_publish_selectable_fields(http: httpx.Client, shirts
     entries = [r for v in group["versions"] for r in v["resources"]]
     assert [r["resource"] for r in entries] == ["shirts", "shirts"]
     assert all(set(r) <= RESOURCE_DISCOVERY_FIELDS for r in entries)
+
+
+@pytest.fixture(scope="module")
+def gate_off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
+    """A 1.31 server (the gate is beta there) with ``CustomResourceFieldSelectors`` turned off."""
+    yield from serve_with_flags(
+        tmp_path_factory,
+        "kapi-no-field-selectors",
+        "--emulated-version=1.31",
+        "--feature-gates=CustomResourceFieldSelectors=false",
+    )
+
+
+def test_with_the_gate_off_selectable_fields_are_dropped_and_not_selectable(
+    gate_off: KapiServer, tmp_path: Path
+) -> None:
+    kubectl = make_kubectl(gate_off, tmp_path, "1.31")
+    kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", shirt_crd()))
+    kubectl.ok("wait", "--for=condition=Established", f"crd/{CRD_NAME}", "--timeout=20s")
+    stored = json.loads(kubectl.ok("get", "crd", CRD_NAME, "-o", "json").stdout)
+    assert [sorted(v) for v in stored["spec"]["versions"]] == [
+        ["name", "schema", "served", "storage"]
+    ] * 2
+    kubectl.ok("create", "-f", write(tmp_path, "shirts.yaml", *SHIRTS))
+    result = kubectl.fails("get", "shirts", "--field-selector", "spec.color=blue")
+    assert result.err_lines == [
+        f'Error from server (BadRequest): Unable to find "{GROUP}/v1, Resource=shirts" that '
+        'match label selector "", field selector "spec.color=blue": '
+        "field label not supported: spec.color"
+    ]
+    assert selected(kubectl, "default", "metadata.name=shirt2") == ["shirt2"]

@@ -91,11 +91,16 @@ def test_clean_shutdown_keeps_every_write(tmp_path: Path, sig: signal.Signals) -
             "--feature-gates=WarningHeaders=false",
             "cannot set feature gate WarningHeaders to false, feature is locked to true",
         ),
+        (
+            "--emulated-version=1.29 --feature-gates=CustomResourceFieldSelectors=true",
+            "cannot set feature gate CustomResourceFieldSelectors to true, "
+            "feature is PreAlpha at emulated version 1.29",
+        ),
         ("--emulated-version=one", "invalid Kubernetes version 'one'"),
         ("--emulated-version=1.99", "emulated version 1.99 is newer than kapi's"),
     ],
 )
 def test_bad_flags_are_rejected(tmp_path: Path, flag: str, message: str) -> None:
-    result = _kapi("serve", "--port", "0", "--data-dir", str(tmp_path), flag)
+    result = _kapi("serve", "--port", "0", "--data-dir", str(tmp_path), *flag.split())
     assert result.returncode == 2
     assert message in result.stderr

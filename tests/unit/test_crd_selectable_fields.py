@@ -18,11 +18,13 @@ import pytest
 from kapi.apiextensions.resource import custom_resource
 from kapi.apiextensions.validation import validate_crd
 from kapi.apimachinery.fields import parse_selector
+from kapi.apis.apiextensions_v1 import CustomResourceDefinitionStrategy
 from kapi.endpoints.app import APIServerApp
 from kapi.endpoints.openapi_v2 import custom_to_v2
 from kapi.features import FeatureGate
 from kapi.registry.predicate import SelectionPredicate
 from kapi.server import APIServer, ServerConfig
+from kapi.version import Version
 from kapi.webhook import WebhookClientManager
 
 Obj = dict[str, Any]
@@ -149,13 +151,40 @@ def test_each_version_has_its_selectable_fields_as_field_labels() -> None:
         _version("v1beta1", [".spec.size"], schema_b),
         _version("v1alpha1", [], {**SPEC_SCHEMA, "description": "a"}),
     )
-    resource = custom_resource(crd, WebhookClientManager()).resource
+    resource = custom_resource(crd, WebhookClientManager(), FeatureGate()).resource
     labels = {name: rv.field_labels for name, rv in resource.versions.items()}
     assert labels == {
         "v1": ("spec.color", "spec.quantity"),
         "v1beta1": ("spec.size",),
         "v1alpha1": (),
     }
+
+
+def test_with_the_gate_off_selectable_fields_are_no_field_labels() -> None:
+    crd = _crd(_version("v1", [".spec.color"]))
+    off = FeatureGate({"CustomResourceFieldSelectors": False}, Version(1, 31))
+    resource = custom_resource(crd, WebhookClientManager(), off).resource
+    assert resource.versions["v1"].field_labels == ()
+
+
+def test_with_the_gate_off_a_new_crd_loses_its_selectable_fields() -> None:
+    """Upstream ``dropDisabledFields``: dropped on create, kept on update if already used."""
+    strategy = CustomResourceDefinitionStrategy(FeatureGate(emulated_version=Version(1, 30)))
+    new = _crd(_version("v1", [".spec.color"]))
+    strategy.prepare_for_create(new)
+    assert "selectableFields" not in new["spec"]["versions"][0]
+
+    old = _crd(_version("v1", [".spec.color"]))
+    updated = _crd(_version("v1", [".spec.color", ".spec.size"]))
+    strategy.prepare_for_update(updated, old)
+    assert updated["spec"]["versions"][0]["selectableFields"] == [
+        {"jsonPath": ".spec.color"},
+        {"jsonPath": ".spec.size"},
+    ]
+    unused = _crd(_version("v1", []))
+    del unused["spec"]["versions"][0]["selectableFields"]
+    strategy.prepare_for_update(updated, unused)
+    assert "selectableFields" not in updated["spec"]["versions"][0]
 
 
 SHIRT: Obj = {
@@ -306,3 +335,12 @@ def test_feature_gate_is_ga_and_locked_on() -> None:
     assert str(locked.value) == (
         "cannot set feature gate CustomResourceFieldSelectors to false, feature is locked to true"
     )
+
+
+@pytest.mark.parametrize(("emulated", "default"), [(Version(1, 30), False), (Version(1, 31), True)])
+def test_feature_gate_follows_the_emulated_release(emulated: Version, default: bool) -> None:
+    """Alpha (off) in 1.30 and beta (on) in 1.31, settable either way until GA in 1.32."""
+    assert FeatureGate(emulated_version=emulated).enabled("CustomResourceFieldSelectors") is default
+    for value in (True, False):
+        gates = FeatureGate.parse(f"CustomResourceFieldSelectors={str(value).lower()}", emulated)
+        assert gates.enabled("CustomResourceFieldSelectors") is value

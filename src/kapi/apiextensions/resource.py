@@ -17,6 +17,7 @@ from kapi.apiextensions.jsonpath import JSONPath
 from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
 from kapi.apimachinery.field import Path
 from kapi.apis.meta import ObjectMeta
+from kapi.features import FeatureGate
 from kapi.registry.tables import AGE, NAME, Column, since
 from kapi.runtime import pruning
 from kapi.runtime.schema import Field, Struct
@@ -42,8 +43,15 @@ class CustomResource:
     strategies: dict[str, CustomResourceStrategy]
 
 
-def custom_resource(crd: Object, clients: WebhookClientManager) -> CustomResource:
-    """Compile ``crd`` (established, so its names are accepted) for serving."""
+def custom_resource(
+    crd: Object, clients: WebhookClientManager, gates: FeatureGate
+) -> CustomResource:
+    """Compile ``crd`` (established, so its names are accepted) for serving.
+
+    With ``CustomResourceFieldSelectors`` off, the versions' ``selectableFields``
+    are neither field labels nor published in OpenAPI, as upstream.
+    """
+    field_selectors = gates.enabled("CustomResourceFieldSelectors")
     spec = crd["spec"]
     names = crd["status"]["acceptedNames"]
     group = spec["group"]
@@ -74,7 +82,7 @@ def custom_resource(crd: Object, clients: WebhookClientManager) -> CustomResourc
             deprecation_warning=deprecation_warning(spec, version),
             subresources=tuple(s for s in ("status", "scale") if s in subresources),
             columns=_columns(version.get("additionalPrinterColumns") or []),
-            field_labels=_field_labels(version),
+            field_labels=_field_labels(version) if field_selectors else (),
         )
     resource = Resource(
         group=group,

@@ -404,7 +404,7 @@ def _root_schema(validation: Any) -> dict[str, Any] | None:
     return schema if isinstance(schema, dict) else None
 
 
-def _schema_has(schema: Any, pred: Callable[[dict[str, Any]], bool]) -> bool:
+def schema_has(schema: Any, pred: Callable[[dict[str, Any]], bool]) -> bool:
     """Upstream ``SchemaHas``: whether any schema node in the tree satisfies ``pred``."""
     if not isinstance(schema, dict):
         return False
@@ -421,7 +421,7 @@ def _schema_has(schema: Any, pred: Callable[[dict[str, Any]], bool]) -> bool:
         schema.get("additionalProperties"),
         schema.get("additionalItems"),
     ]
-    return any(_schema_has(c, pred) for c in children)
+    return any(schema_has(c, pred) for c in children)
 
 
 def _has_default(s: dict[str, Any]) -> bool:
@@ -671,7 +671,7 @@ def _validate_spec(spec: _Spec, opts: _Options) -> list[FieldError]:
     errs += _validate_enum(_SPEC.child("scope"), spec.raw.get("scope"), _SCOPES)
     errs += _validate_schemas_present(spec, opts)
     require_structural = _require_structural(spec, opts)
-    if any(_schema_has(s, _has_default) for s in spec.schemas()) and spec.preserve_unknown_fields:
+    if any(schema_has(s, _has_default) for s in spec.schemas()) and spec.preserve_unknown_fields:
         errs.append(
             field.invalid(
                 _SPEC.child("preserveUnknownFields"),
@@ -742,7 +742,7 @@ def _require_structural(spec: _Spec, opts: _Options) -> bool:
     if not spec.preserve_unknown_fields or not opts.old_schemas_non_structural():
         return True
     return any(
-        _schema_has(s, _has_default) or _schema_has(s, _has_kubernetes_extensions)
+        schema_has(s, _has_default) or schema_has(s, _has_kubernetes_extensions)
         for s in spec.schemas()
     )
 

@@ -15,17 +15,21 @@ from kapi.apis import (
     networking,
     policy,
 )
+from kapi.features import FeatureGate
 from kapi.runtime.scheme import Resource
 
 
-def builtin_resources() -> list[Resource]:
-    """Fresh resources (and strategies) for a new scheme, in group order: core, then by group."""
+def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
+    """Fresh resources (and strategies) for a new scheme, in group order: core, then by group.
+
+    ``gates``: the server's feature gates (default: the modelled release's defaults).
+    """
     return [
         *core_v1.resources(),
         *core_v1_endpoints.resources(),
         *events.resources(),
         *admissionregistration_v1.resources(),
-        *apiextensions_v1.resources(),
+        *apiextensions_v1.resources(gates or FeatureGate()),
         *batch.resources(),
         *coordination_v1.resources(),
         *discovery_v1.resources(),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from kapi.apiextensions import validation as crd_validation
 from kapi.apimachinery.field import FieldError, Path
 from kapi.apis.meta import Condition, kind_struct
+from kapi.features import FeatureGate
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import DEFAULT_COLUMNS
 from kapi.runtime.objects import now_rfc3339
@@ -249,11 +250,63 @@ def storage_version(crd: Object) -> str | None:
     return None
 
 
+def _versions(crd: Object) -> list[Object]:
+    return [v for v in (crd.get("spec") or {}).get("versions") or () if isinstance(v, dict)]
+
+
+def _schemas(crd: Object) -> list[Object]:
+    schemas = ((v.get("schema") or {}).get("openAPIV3Schema") for v in _versions(crd))
+    return [s for s in schemas if isinstance(s, dict)]
+
+
+def _has_optional_old_self(schema: Object) -> bool:
+    rules = schema.get("x-kubernetes-validations")
+    return isinstance(rules, list) and any(
+        isinstance(r, dict) and r.get("optionalOldSelf") is not None for r in rules
+    )
+
+
+def _drop_optional_old_self(schema: object) -> None:
+    """Upstream ``dropOptionalOldSelfField``: through properties, items, additionalProperties."""
+    if not isinstance(schema, dict):
+        return
+    for rule in schema.get("x-kubernetes-validations") or ():
+        if isinstance(rule, dict):
+            rule.pop("optionalOldSelf", None)
+    children = list((schema.get("properties") or {}).values())
+    items = schema.get("items")
+    children += items if isinstance(items, list) else [items]
+    children.append(schema.get("additionalProperties"))
+    for child in children:
+        _drop_optional_old_self(child)
+
+
+def drop_disabled_fields(new: Object, old: Object | None, gates: FeatureGate) -> None:
+    """Upstream ``dropDisabledFields``: fields of disabled gates go, unless already in use.
+
+    At an emulated release where a gate is off (or with it turned off), a new
+    CRD loses the fields, while one that already had them keeps them on update.
+    """
+    if not gates.enabled("CRDValidationRatcheting") and not (
+        old and any(crd_validation.schema_has(s, _has_optional_old_self) for s in _schemas(old))
+    ):
+        for schema in _schemas(new):
+            _drop_optional_old_self(schema)
+    if not gates.enabled("CustomResourceFieldSelectors") and not (
+        old and any(v.get("selectableFields") is not None for v in _versions(old))
+    ):
+        for version in _versions(new):
+            version.pop("selectableFields", None)
+
+
 class CustomResourceDefinitionStrategy(Strategy):
     """Upstream ``strategy`` for CRDs: status-aware, generation-tracking, storedVersions."""
 
     has_generation = True
     has_status = True
+
+    def __init__(self, gates: FeatureGate) -> None:
+        self.gates = gates
 
     @staticmethod
     def validate_name(name: str, prefix: bool) -> list[str]:
@@ -262,6 +315,7 @@ class CustomResourceDefinitionStrategy(Strategy):
 
     def prepare_for_create(self, obj: Object) -> None:
         super().prepare_for_create(obj)
+        drop_disabled_fields(obj, None, self.gates)
         status: Object = {"acceptedNames": {"plural": "", "kind": ""}}
         version = storage_version(obj)
         if version:
@@ -270,6 +324,7 @@ class CustomResourceDefinitionStrategy(Strategy):
 
     def prepare_for_update(self, new: Object, old: Object) -> None:
         super().prepare_for_update(new, old)
+        drop_disabled_fields(new, old, self.gates)
         version = storage_version(new)
         status = new.setdefault("status", {})
         stored = status.setdefault("storedVersions", [])
@@ -312,7 +367,7 @@ class CustomResourceDefinitionStrategy(Strategy):
         )
 
 
-def resources() -> list[Resource]:
+def resources(gates: FeatureGate) -> list[Resource]:
     """The apiextensions.k8s.io/v1 resources this module defines."""
     return [
         Resource(
@@ -331,7 +386,7 @@ def resources() -> list[Resource]:
             },
             hub_version="v1",
             storage_version="v1",
-            strategy=CustomResourceDefinitionStrategy(),
+            strategy=CustomResourceDefinitionStrategy(gates),
             short_names=("crd", "crds"),
             categories=("api-extensions",),
             subresources=("status",),

@@ -133,13 +133,16 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         format="%(asctime)s %(levelname).1s %(name)s] %(message)s",
     )
     try:
-        gates = FeatureGate.parse(args.feature_gates)
         emulated = Version.parse(args.emulated_version)
     except ValueError as exc:
         parser.error(str(exc))
-    event_ttl = _duration_flag(parser, "event-ttl", args.event_ttl)
     if emulated > DEFAULT_VERSION:
         parser.error(f"emulated version {emulated} is newer than kapi's {DEFAULT_VERSION}")
+    try:
+        gates = FeatureGate.parse(args.feature_gates, emulated)
+    except ValueError as exc:
+        parser.error(str(exc))
+    event_ttl = _duration_flag(parser, "event-ttl", args.event_ttl)
     port = args.port
     if port == 0:
         from kapi.server import free_port
