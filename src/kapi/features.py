@@ -52,6 +52,7 @@ KNOWN_FEATURES: dict[str, tuple[FeatureSpec, ...]] = {
         FeatureSpec(Version(1, 30), True, Stage.BETA),
         FeatureSpec(Version(1, 33), True, Stage.GA, locked=True),
     ),
+    "DeclarativeValidation": (FeatureSpec(Version(1, 33), True, Stage.BETA),),
     "CustomResourceFieldSelectors": (
         FeatureSpec(Version(1, 30), False, Stage.ALPHA),
         FeatureSpec(Version(1, 31), True, Stage.BETA),

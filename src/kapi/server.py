@@ -43,6 +43,7 @@ from kapi.registry.store import Store
 from kapi.runtime.scheme import Resource, Scheme
 from kapi.storage.interface import Storage
 from kapi.storage.sqlite import SQLiteStorage
+from kapi.validation.declarative import DeclarativeValidation
 from kapi.version import Version
 from kapi.webhook import WebhookClientManager
 
@@ -90,6 +91,12 @@ class APIServer:
         #: Custom resources: one store per served version, keyed (group, plural, version).
         self._version_stores: dict[tuple[str, str, str], Store] = {}
         self._crds: dict[str, dict[str, Any]] = {}
+        #: Built-in kinds' declarations checked beside their hand-written validation.
+        self.declarative_validation = (
+            DeclarativeValidation(self.metrics.declarative_validation_mismatch.inc)
+            if config.feature_gates.enabled("DeclarativeValidation")
+            else None
+        )
         self.webhook_clients = WebhookClientManager()
         self.webhook_source = WebhookSource()
         #: The namespaces, for admission: read on every create of namespaced content.
@@ -137,6 +144,7 @@ class APIServer:
                 self.scheme,
                 self.admission,
                 ttl=event_ttl if resource.strategy.expires_after_event_ttl else 0,
+                declarative=self.declarative_validation,
             )
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")

@@ -102,6 +102,12 @@ class APIServerMetrics:
             ("name", "status", "type"),
             registry=self.registry,
         )
+        self.declarative_validation_mismatch = Counter(
+            "apiserver_validation_declarative_validation_mismatch_total",
+            "[BETA] Number of times declarative validation results differed from handwritten "
+            "validation results for core types.",
+            registry=self.registry,
+        )
 
     def observe(
         self,

@@ -39,6 +39,7 @@ from kapi.storage.interface import (
     KeyValue,
     Storage,
 )
+from kapi.validation.declarative import DeclarativeValidation
 from kapi.validation.defaulting import Defaulter
 
 Object = dict[str, Any]
@@ -106,6 +107,7 @@ class Store:
         version: str | None = None,
         strategy: Strategy | None = None,
         ttl: int = 0,
+        declarative: DeclarativeValidation | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
@@ -117,6 +119,7 @@ class Store:
         }
         self._admission = admission
         self._ttl = ttl
+        self._declarative = declarative
         self._prefix = resource.storage_prefix()
         #: Managed fields of writes to each version and subresource (server-side apply).
         self.field_managers = ResourceFieldManagers(resource, scheme)
@@ -124,6 +127,8 @@ class Store:
         self.hub_version = version or resource.hub_version
         self._storage_version = resource.storage_version
         self._recode = resource.storage_version != self.hub_version
+        #: The built-in declaration checked in shadow mode beside ``strategy``'s validation.
+        self._declared = resource.versions[self.hub_version].schema if declarative else None
         self._hub_api_version = GroupVersion(resource.group, self.hub_version).api_version
         self._storage_api_version = GroupVersion(resource.group, self._storage_version).api_version
         #: Custom resources get defaults added since they were stored, on every read.
@@ -432,6 +437,7 @@ class Store:
     def _validate_create(self, obj: Object) -> None:
         metadata = obj["metadata"]
         errs = self.strategy.validate(obj)
+        self._compare_declared(obj, errs)
         if not errs:
             errs = validation.validate_object_meta(
                 metadata,
@@ -445,6 +451,11 @@ class Store:
             )
         self._warn(self.strategy.warnings_on_create(obj))
         self.strategy.canonicalize(obj)
+
+    def _compare_declared(self, obj: Object, handwritten: list[field.FieldError]) -> None:
+        """Declarative validation in shadow mode: counted when it differs, never answered."""
+        if self._declarative is not None and self._declared is not None:
+            self._declarative.compare(self._declared, obj, handwritten)
 
     async def update(
         self,
@@ -546,6 +557,7 @@ class Store:
             errs += sub_strategy.validate_update(new, old)
         else:
             errs = self.strategy.validate_update(new, old) + errs
+            self._compare_declared(new, errs)
             if not errs:
                 errs = validation.validate_object_meta(
                     metadata,

@@ -1,0 +1,122 @@
+"""Declarative validation of built-in kinds, in upstream's shadow mode (KEP-5073).
+
+Built-in kinds are declared once in Python (:mod:`kapi.runtime.schema`), and
+that declaration states constraints of its own: enums, required fields, list
+types and map keys, formats.  The validation engine that serves custom
+resources (:class:`~kapi.validation.schema_validator.SchemaValidator`) checks
+them on every built-in write as well, compiled once per kind.
+
+As in kube-apiserver 1.33, whose ``DeclarativeValidation`` gate is beta and on
+while ``DeclarativeValidationTakeover`` is off, the hand-written validation
+(the kinds' strategies, which reproduce upstream's Go checks and messages)
+stays authoritative: its errors are the response.  The engine runs beside
+it, and an error it finds that the hand-written checks did not report (same
+field, same type) is a mismatch, counted in
+``apiserver_validation_declarative_validation_mismatch_total``: a kind whose
+declaration and hand-written checks drift apart shows up in ``/metrics``
+rather than in a client's error.  The hand-written checks do much that a
+declaration cannot say (name formats, cross-field rules), so only this
+direction is compared, as upstream compares only the hand-written errors
+that declarations cover.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kapi.apimachinery.field import FieldError
+from kapi.runtime.schema import JSON, Struct, components
+from kapi.validation.schema_validator import SchemaValidator
+
+log = logging.getLogger(__name__)
+
+#: What a recursive declaration (a CRD's JSONSchemaProps) becomes below its first cycle.
+_ANYTHING: JSON = {"x-kubernetes-preserve-unknown-fields": True}
+#: Definitions the engine is given in its own terms: IntOrString by its extension (OpenAPI
+#: v3 spells it ``oneOf``), and timestamps as nullable, since Go writes a zero
+#: ``metav1.Time`` that is not omitted (an Event's ``eventTime``) as ``null``.
+_TIMESTAMP: JSON = {"type": "string", "format": "date-time", "nullable": True}
+_IN_ENGINE_TERMS: dict[str, JSON] = {
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {"x-kubernetes-int-or-string": True},
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time": _TIMESTAMP,
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": _TIMESTAMP,
+}
+#: OpenAPI keys that document or guide clients and constrain nothing.
+_INERT = frozenset(
+    {"description", "default", "x-kubernetes-patch-merge-key", "x-kubernetes-patch-strategy"}
+)
+
+
+def declared_schema(struct: Struct) -> JSON:
+    """``struct``'s OpenAPI v3 schema as one self-contained tree, for the engine.
+
+    References are inlined (upstream's ``allOf: [$ref]`` wrappers with them);
+    a type that contains itself is left unchecked below its first repetition.
+    The root's ``metadata`` is left out: ObjectMeta is every kind's, and its
+    generic hand-written validation is the one upstream has too.
+    """
+    definitions = {**components([struct]), **_IN_ENGINE_TERMS}
+    schema = _inline(definitions[struct.name], definitions, (struct.name,))
+    schema.get("properties", {}).pop("metadata", None)
+    return schema
+
+
+def _inline(schema: Any, definitions: JSON, seen: tuple[str, ...]) -> Any:
+    if isinstance(schema, list):
+        return [_inline(item, definitions, seen) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if ref is not None:
+        name = ref.rsplit("/", 1)[-1]
+        if name in seen:
+            return dict(_ANYTHING)
+        return _inline(definitions[name], definitions, (*seen, name))
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and "$ref" in all_of[0]:
+        return _inline(all_of[0], definitions, seen)
+    return {
+        key: value if key == "enum" else _inline(value, definitions, seen)
+        for key, value in schema.items()
+        if key not in _INERT and key != "x-kubernetes-group-version-kind"
+    }
+
+
+def _signature(errors: list[FieldError]) -> set[tuple[str, Any]]:
+    """What two validations must agree on: which fields fail, and how (upstream matches
+    errors by field and type, not by wording)."""
+    return {(e.field, e.type) for e in errors}
+
+
+class DeclarativeValidation:
+    """Runs each built-in kind's declaration through the engine and compares (shadow mode)."""
+
+    def __init__(self, on_mismatch: Callable[[], None]) -> None:
+        self._on_mismatch = on_mismatch
+        self._validators: dict[str, SchemaValidator] = {}
+
+    def validator(self, struct: Struct) -> SchemaValidator:
+        """The compiled engine for ``struct``, built on first use (start-up stays fast)."""
+        validator = self._validators.get(struct.name)
+        if validator is None:
+            validator = self._validators[struct.name] = SchemaValidator(declared_schema(struct))
+        return validator
+
+    def compare(self, struct: Struct, obj: Any, handwritten: list[FieldError]) -> bool:
+        """Validate ``obj`` declaratively; whether the result matched ``handwritten``.
+
+        A mismatch is counted and logged, never returned to the client.
+        """
+        declarative = self.validator(struct).validate(obj)
+        if not declarative or _signature(declarative) <= _signature(handwritten):
+            return True
+        self._on_mismatch()
+        log.debug(
+            "declarative validation of %s differs: declarative %s, hand-written %s",
+            struct.name,
+            [str(e) for e in declarative],
+            [str(e) for e in handwritten],
+        )
+        return False
