@@ -29,9 +29,9 @@ What is approximated, and why:
 * Kubernetes ``Quantity``/``URL``/``IP``/``CIDR``/``NamedFormat`` values are tagged maps (see
   ``library``). The bindings cannot return optionals from Python functions, so the calls of
   the ``format`` library that return them (and ``cel.@mapInsert``, which the bindings declare
-  without implementing) are redirected in the checked syntax tree before evaluation. The list
-  ``indexOf`` and ``lastIndexOf`` are not offered (the strings extension owns those names),
-  nor ``optional.unwrap``, missing from cel-cpp.
+  without implementing) are redirected in the checked syntax tree before evaluation. The
+  strings extension is kapi's own, so that ``indexOf``/``lastIndexOf`` also take lists
+  (``strings``); ``optional.unwrap`` is missing from cel-cpp.
 * ``allOf`` branches carrying rules are not evaluated.
 * cel-cpp (as bound) stops any evaluation after 10,000 comprehension iterations in total, with
   no option to raise it; kapi reports that as the per-call cost limit. cel-go would allow,

@@ -74,6 +74,8 @@ _STRING_FUNCTIONS: Final = frozenset(
 )
 _REGEX_FUNCTIONS: Final = frozenset({"matches", "find", "findAll"})
 _LIST_FUNCTIONS: Final = frozenset({"isSorted", "sum", "min", "max", "join", "_in_"})
+#: Searches of a string, or of a list when called on one (Kubernetes' lists library).
+_LIST_SEARCHES: Final = frozenset({"indexOf", "lastIndexOf"})
 #: Upstream's ``MaxNameFormatRegexSize``: the regex length ``validate`` is estimated with.
 _MAX_NAME_FORMAT_REGEX_SIZE: Final = 128
 _MAX_FORMAT_REGEX_SIZE: Final = max(f.max_regex_size for f in library.FORMATS.values())
@@ -282,16 +284,20 @@ class CostEstimator:
         own = formula(n, sizes, self._runtime) if formula is not None else None
         if own is not None:
             return cost + own, None, None
+        if fn in _LIST_FUNCTIONS or (fn in _LIST_SEARCHES and _is_list(parts[0][1])):
+            return cost + 1 + (sizes[-1] if fn == "_in_" else sizes[0]), None, None
         if fn in _STRING_FUNCTIONS:
             return cost + 1 + math.ceil(_STRING_TRAVERSAL_FACTOR * max(sizes or [0])), None, None
-        if fn in _LIST_FUNCTIONS:
-            return cost + 1 + (sizes[-1] if fn == "_in_" else sizes[0]), None, None
         return cost + 1, None, None
 
 
 #: A function's own cost from its call node, the sizes of its target and arguments and whether
 #: the charge is for an evaluation; None where the general rules apply.
 Formula = Callable[[Node, list[int], bool], int | None]
+
+
+def _is_list(schema: Schema | None) -> bool:
+    return schema is not None and schema.get("type") == "array"
 
 
 def _sets(factor: int) -> Formula:

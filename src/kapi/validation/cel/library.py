@@ -16,9 +16,10 @@ returning a list of zero or one element, wrapped in ``.first()``. The same redir
 ``transformMapEntry`` expand to and which the bindings declare but do not implement. Hidden
 names start with ``@``, which CEL identifiers cannot, so rules cannot call them directly.
 
-The list ``indexOf``/``lastIndexOf`` overloads are missing: cel-expr-python allows one
-declaration per function name, and the strings extension already declares ``indexOf`` for
-strings. The semver library is not offered on purpose: it arrived in 1.33, and kube-apiserver
+The strings extension is kapi's own (:mod:`~kapi.validation.cel.strings`): cel-expr-python
+allows one declaration per function name, and its extension would declare ``indexOf`` and
+``lastIndexOf`` for strings only, leaving no room for the lists library's overloads. The semver
+library is not offered on purpose: it arrived in 1.33, and kube-apiserver
 1.33 compiles new CRD rules for compatibility version 1.32.
 """
 
@@ -43,7 +44,7 @@ from kapi.apimachinery.validation import (
     name_is_dns_subdomain,
 )
 from kapi.validation import formats
-from kapi.validation.cel import strformat
+from kapi.validation.cel import strformat, strings
 from kapi.validation.cel.checked import CallRewrite
 
 T = cel.Type
@@ -519,13 +520,11 @@ RUNTIME_REWRITES: Final[dict[str, CallRewrite]] = {
     "@mapInsert_map_map": CallRewrite(_HIDDEN_MAP_INSERT, wrap_first=False),
 }
 
-#: The extensions Kubernetes 1.33 enables for CRD rules (strings at version 0: ``format``,
-#: ``strings.quote`` and ``join`` of version 2 are cel-go's, see ``strformat``) and the
+#: The extensions Kubernetes 1.33 enables for CRD rules (strings is kapi's own, version 2 as
+#: cel-go's: see ``strings`` and ``strformat``) and the
 #: declarations only the checker sees: functions returning optionals (see module docstring).
 ENV_CONFIG_YAML: Final = """\
 extensions:
-  - name: strings
-    version: 0
   - name: optional
   - name: bindings
   - name: sets
@@ -557,12 +556,63 @@ functions:
 """
 
 
+def _overloaded(name: str, *overloads: tuple[str, Any, list[Any], Callable]) -> Any:
+    """A member function with several ``(id, result, params, impl)`` overloads."""
+    return cel.FunctionDecl(
+        name,
+        [
+            cel.Overload(oid, ret, params, is_member=True, impl=impl)
+            for oid, ret, params, impl in overloads
+        ],
+    )
+
+
+def _strings_declarations() -> list[Any]:
+    """cel-go's strings extension, and the list ``indexOf``/``lastIndexOf`` of Kubernetes'
+    lists library under the same names (see :mod:`~kapi.validation.cel.strings`)."""
+    N, S = T.INT, T.STRING
+    return [
+        _member("charAt", "string_char_at_int", S, [S, N], strings.char_at),
+        _overloaded(
+            "indexOf",
+            ("string_index_of_string", N, [S, S], strings.index_of),
+            ("string_index_of_string_int", N, [S, S, N], strings.index_of),
+            ("list_a_index_of_int", N, [_LIST, _ANY], strings.list_index_of),
+        ),
+        _overloaded(
+            "lastIndexOf",
+            ("string_last_index_of_string", N, [S, S], strings.last_index_of),
+            ("string_last_index_of_string_int", N, [S, S, N], strings.last_index_of),
+            ("list_a_last_index_of_int", N, [_LIST, _ANY], strings.list_last_index_of),
+        ),
+        _member("lowerAscii", "string_lower_ascii", S, [S], strings.lower_ascii),
+        _member("upperAscii", "string_upper_ascii", S, [S], strings.upper_ascii),
+        _overloaded(
+            "replace",
+            ("string_replace_string_string", S, [S, S, S], strings.replace),
+            ("string_replace_string_string_int", S, [S, S, S, N], strings.replace),
+        ),
+        _overloaded(
+            "split",
+            ("string_split_string", T.List(S), [S, S], strings.split),
+            ("string_split_string_int", T.List(S), [S, S, N], strings.split),
+        ),
+        _overloaded(
+            "substring",
+            ("string_substring_int", S, [S, N], strings.substring),
+            ("string_substring_int_int", S, [S, N, N], strings.substring),
+        ),
+        _member("trim", "string_trim", S, [S], strings.trim),
+    ]
+
+
 def declarations() -> list[Any]:
     """Function declarations (with implementations) of the Kubernetes libraries kapi offers."""
     B, N, S = T.BOOL, T.INT, T.STRING  # bool, integer (number), string
     d = T.DYN
     map_dyn = T.Map(d, d)
     return [
+        *_strings_declarations(),
         # strings (version 2 functions that are cel-go's own, see strformat)
         _member("format", strformat.FORMAT_OVERLOAD, S, [S, _LIST], strformat.format_string),
         _global("strings.quote", "strings_quote", S, [S], strformat.quote),
