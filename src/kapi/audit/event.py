@@ -20,6 +20,9 @@ import yaml
 
 from kapi.audit.policy import LEVEL_REQUEST, LEVEL_REQUEST_RESPONSE, level_at_least
 from kapi.request import RequestInfo
+from kapi.runtime import protobuf
+from kapi.runtime.protowire import ProtobufDecodeError
+from kapi.runtime.serializer import PROTOBUF
 
 API_VERSION = "audit.k8s.io/v1"
 #: The request header a client (or a front proxy) may set to choose the audit ID, and the
@@ -29,7 +32,14 @@ HEADER_AUDIT_ID = "audit-id"
 MAX_USER_AGENT_LENGTH = 1024
 USER_AGENT_TRUNCATE_SUFFIX = "...TRUNCATED"
 
-_STATUS_PREFIX = b'{"kind":"Status"'
+#: How a ``Status`` body begins in each form an error is negotiated into: compact JSON,
+#: the indented JSON of an unacceptable ``Accept``, YAML (sorted keys), protobuf.
+_STATUS_PREFIXES = (
+    b'{"kind":"Status"',
+    b'{\n  "kind": "Status"',
+    b"apiVersion: v1\ncode: ",
+    protobuf.envelope_head("v1", "Status"),
+)
 _STATUS_FIELDS = ("status", "message", "reason", "details", "code")
 
 
@@ -168,7 +178,7 @@ class AuditEvent:
         """
         status: dict[str, Any] = {"metadata": {}, "code": code}
         obj: Any = None
-        is_status = body is not None and body.startswith(_STATUS_PREFIX)
+        is_status = body is not None and body.startswith(_STATUS_PREFIXES)
         if body is not None and (
             is_status or (keep and level_at_least(self.level, LEVEL_REQUEST_RESPONSE))
         ):
@@ -217,9 +227,14 @@ def object_ref(info: RequestInfo) -> dict[str, str] | None:
 
 
 def decode_body(body: bytes, content_type: str) -> Any:
-    """A JSON (or YAML) body as data; ``None`` when it is empty or cannot be decoded."""
+    """A JSON, YAML or protobuf body as data; ``None`` when it is empty or cannot be decoded."""
     if not body:
         return None
+    if content_type.startswith(PROTOBUF):
+        try:
+            return protobuf.decode(body)
+        except ProtobufDecodeError:
+            return None
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:

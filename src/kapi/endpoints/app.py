@@ -88,7 +88,7 @@ class APIServerApp:
             else:
                 response = await self._non_resource(request)
         except errors.StatusError as exc:
-            response = Response(exc.code, orjson.dumps(exc.status))
+            response = self._status_response(exc, request, info)
             if exc.code == 503:
                 response.headers.append((b"retry-after", b"1"))
         except Exception as exc:
@@ -109,6 +109,29 @@ class APIServerApp:
             time.perf_counter() - started,
             request.headers.get("content-type", "") if request.method == "PATCH" else "",
         )
+
+    def _status_response(
+        self, exc: errors.StatusError, request: Request, info: RequestInfo
+    ) -> Response:
+        """A failed resource request's ``Status``, as upstream's ``ErrorNegotiated`` writes it.
+
+        It goes in the media type ``Accept`` picks among the serializers of the
+        resource's kind (no protobuf for custom resources), or among all of them
+        when the request named no served resource (upstream's NotFound handler).
+        When ``Accept`` allows none, the error is still the one reported, in
+        indented JSON (``WriteRawJSON``).
+        """
+        status = exc.status
+        if not info.is_resource_request:
+            return Response(exc.code, orjson.dumps(status))
+        accept = request.headers.get("accept")
+        resource = self.server.scheme.lookup(info.api_group, info.api_version, info.resource)
+        offers_protobuf = resource is None or _protobuf_asked(accept, resource, info)
+        try:
+            output = negotiate_output(accept, allow_transform=False, protobuf=offers_protobuf)
+        except errors.StatusError:
+            return Response(exc.code, orjson.dumps(status, option=orjson.OPT_INDENT_2))
+        return handlers.encode(exc.code, status, output)
 
     async def _resource(self, request: Request, info: RequestInfo, context: RequestContext) -> Any:
         server = self.server

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -479,6 +479,7 @@ async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
     timeout = _int_param(query, "timeoutSeconds")
     bookmarks = bool_param(query, "allowWatchBookmarks")
     predicate = _predicate(query, scope)  # a bad selector is a 400, as for a list
+    encode_event, media_type = _watch_encoding(scope.output)
     try:
         events = await scope.store.watch(
             scope.namespace,
@@ -490,17 +491,42 @@ async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
     except errors.StatusError as exc:
         # Upstream starts the stream and sends the error as its only event (410 for a
         # compacted resourceVersion), so watch clients see it as a watch event.
-        return StreamingResponse(200, _error_event(exc))
+        return StreamingResponse(200, _error_event(exc, encode_event), media_type)
     deadline = float(timeout) if timeout else DEFAULT_WATCH_TIMEOUT
-    return StreamingResponse(200, _watch_stream(scope, events, deadline))
+    return StreamingResponse(200, _watch_stream(scope, events, deadline, encode_event), media_type)
 
 
-async def _error_event(exc: errors.StatusError) -> AsyncGenerator[bytes]:
-    yield orjson.dumps({"type": "ERROR", "object": exc.status}) + b"\n"
+#: Encodes one watch event (its type and object) as it goes on the wire.
+WatchEventEncoder = Callable[[str, Object], bytes]
+
+
+def _watch_encoding(output: Output) -> tuple[WatchEventEncoder, str]:
+    """The event encoder and content type of a watch answered in ``output``'s media type.
+
+    Upstream frames a watch with the stream serializer of the media type it
+    negotiated: newline-separated JSON, or length-prefixed protobuf events
+    (``;stream=watch``).  A ``Table`` watch is JSON.
+    """
+    if output.media_type == serializer.PROTOBUF:
+        return protobuf.encode_watch_event, serializer.PROTOBUF_WATCH
+    return _json_watch_event, serializer.JSON
+
+
+def _json_watch_event(event_type: str, obj: Object) -> bytes:
+    return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+
+
+async def _error_event(
+    exc: errors.StatusError, encode_event: WatchEventEncoder
+) -> AsyncGenerator[bytes]:
+    yield encode_event("ERROR", exc.status)
 
 
 async def _watch_stream(
-    scope: RequestScope, events: AsyncGenerator[Any], timeout: float
+    scope: RequestScope,
+    events: AsyncGenerator[Any],
+    timeout: float,
+    encode_event: WatchEventEncoder,
 ) -> AsyncGenerator[bytes]:
     """Encode events until the timeout, the end of the storage watch, or server shutdown."""
     loop = asyncio.get_running_loop()
@@ -521,8 +547,7 @@ async def _watch_stream(
                 event = next_event.result()
             except StopAsyncIteration:
                 return
-            obj = await _watch_object(scope, event)
-            yield orjson.dumps({"type": event.type, "object": obj}) + b"\n"
+            yield encode_event(event.type, await _watch_object(scope, event))
     finally:
         stopping.cancel()
         if next_event is not None and not next_event.done():

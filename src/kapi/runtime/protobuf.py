@@ -328,15 +328,28 @@ def encode(obj: Object) -> bytes:
     message = message_for(api_version, kind)
     if message is None:
         raise ValueError(f"no protobuf form for {kind} {api_version}")
+    rest = MessageWriter().message(2, _encode_message(message, obj)).string(3, "").string(4, "")
+    return envelope_head(api_version, kind) + rest.getvalue()
+
+
+def envelope_head(api_version: str, kind: str) -> bytes:
+    """How every body of ``kind`` begins: the magic, then the envelope's ``typeMeta`` (1)."""
     type_meta = MessageWriter().string(1, api_version).string(2, kind)
-    unknown = (
-        MessageWriter()
-        .message(1, type_meta)
-        .message(2, _encode_message(message, obj))
-        .string(3, "")
-        .string(4, "")
-    )
-    return PREFIX + unknown.getvalue()
+    return PREFIX + MessageWriter().message(1, type_meta).getvalue()
+
+
+def encode_watch_event(event_type: str, obj: Object) -> bytes:
+    """One frame of an ``application/vnd.kubernetes.protobuf;stream=watch`` stream.
+
+    Upstream's stream serializer is the raw one, so the ``meta/v1`` ``WatchEvent``
+    (``type`` 1, ``object`` 2, a ``RawExtension`` whose ``raw`` is 1) goes out
+    without the magic and ``runtime.Unknown`` around it, while the object inside
+    it is a whole body of its own.  The framer puts the event's length before
+    it as four big-endian bytes.
+    """
+    raw_extension = MessageWriter().bytes(1, encode(obj))
+    event = MessageWriter().string(1, event_type).message(2, raw_extension).getvalue()
+    return len(event).to_bytes(4, "big") + event
 
 
 def _encode_message(message: Message, obj: Object) -> MessageWriter:

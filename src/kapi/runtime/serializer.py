@@ -32,6 +32,8 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
+#: What a protobuf watch answers with: length-prefixed events (JSON's is plain JSON).
+PROTOBUF_WATCH = PROTOBUF + ";stream=watch"
 
 #: Media types a POST or PUT body may use, in upstream's order of preference.
 BODY_TYPES = (JSON, YAML, PROTOBUF)
