@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from kapi.apimachinery.quantity import QuantityError, parse_quantity
 from kapi.runtime import protobuf_batch  # noqa: F401 -- registers CronJob and its pod template
 from kapi.runtime.protobuf_messages import MESSAGES, Field, Label, Message, ValueType, message_for
 from kapi.runtime.protowire import (
@@ -301,13 +302,19 @@ def _decode_int_or_string(data: bytes) -> int | str:
 
 
 def _decode_quantity(data: bytes) -> str:
-    """A ``Quantity``'s text as sent.
+    """A ``Quantity``'s canonical text (``"0"`` for a message without one).
 
-    Upstream parses it and writes the canonical form back into JSON; kapi keeps
-    the text, which is already canonical from any Go client (their marshaller
-    writes ``Quantity.String()``), as it keeps a quantity that arrives in JSON.
+    Upstream's unmarshaller parses the text as sent (without trimming it, as
+    JSON's does), fails the decoding on a parse error, and its JSON writes
+    ``Quantity.String()``; a Go client sends canonical text, others may not.
     """
-    return _text(_fields(data, _QUANTITY).get(1, _ZERO_QUANTITY.encode()))
+    text = _fields(data, _QUANTITY).get(1)
+    if text is None:
+        return _ZERO_QUANTITY
+    try:
+        return str(parse_quantity(_text(text)))
+    except QuantityError as exc:
+        raise ProtobufDecodeError(str(exc)) from None
 
 
 def _decode_fields_v1(data: bytes) -> Any:

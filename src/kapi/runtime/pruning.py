@@ -2,16 +2,22 @@
 
 This is what decoding into upstream's Go structs does implicitly: fields the
 type does not declare are dropped (and reported, for ``fieldValidation``),
-and a value of the wrong JSON type fails the request with Go's
-``json: cannot unmarshal ...`` text.
+a value of the wrong JSON type fails the request with Go's
+``json: cannot unmarshal ...`` text, and every ``resource.Quantity`` is parsed
+and written back in its canonical form.
 """
 
 from __future__ import annotations
 
 import binascii
+from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 from kapi.apimachinery.gotext import go_json_kind
+from kapi.apimachinery.quantity import QuantityError, unmarshal_json
+from kapi.runtime import protobuf_batch  # noqa: F401 -- registers CronJob and its pod template
+from kapi.runtime.protobuf_messages import MESSAGES, Field, Label, ValueType, message_for
 from kapi.runtime.schema import STRING, List, Map, Scalar, Schema, Struct
 
 
@@ -26,6 +32,7 @@ def prune(obj: dict[str, Any], struct: Struct) -> list[str]:
     """
     unknown: list[str] = []
     _walk_struct(obj, struct, "", struct.type_name, unknown)
+    _canonicalize_quantities(obj)
     return unknown
 
 
@@ -106,3 +113,73 @@ def _bad_base64_offset(value: str) -> int:
         if ch not in alphabet:
             return i
     return len(value) - len(value) % 4 if len(value) % 4 else len(value)
+
+
+# -- quantities ------------------------------------------------------------------------------
+
+
+def _canonicalize_quantities(obj: dict[str, Any]) -> None:
+    """Write each ``resource.Quantity`` of a built-in object as ``Quantity.String()`` does.
+
+    Upstream decodes a quantity into Go's ``resource.Quantity`` (a failure fails
+    the whole decoding, with the parser's error) and encodes it back canonical.
+    The kind's protobuf tables say where its quantities are: they type every
+    field, where the kind's schema may leave a part free-form (the pod template).
+    """
+    message = message_for(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+    if message is not None:
+        _quantities_in(obj, message.name)
+
+
+@cache
+def _fields_to_quantities(message: str) -> tuple[Field, ...]:
+    """The fields of ``message`` that are quantities or hold some, at any depth."""
+    return tuple(
+        f
+        for f in MESSAGES[message].fields
+        if f.type is ValueType.QUANTITY
+        or (isinstance(f.type, str) and _fields_to_quantities(f.type))
+    )
+
+
+def _quantities_in(obj: dict[str, Any], message: str) -> None:
+    for f in _fields_to_quantities(message):
+        if f.inline:
+            _quantities_in(obj, str(f.type))
+        elif f.name not in obj:
+            continue
+        elif f.type is ValueType.QUANTITY:
+            _canonicalize_field(obj, f)
+        else:
+            for item in _values(obj[f.name], f.label):
+                if isinstance(item, dict):
+                    _quantities_in(item, str(f.type))
+
+
+def _values(value: Any, label: Label) -> Iterable[Any]:
+    """The values of a field in JSON: itself, a list's items or a map's values."""
+    if label is Label.SINGLE:
+        return (value,)
+    if label is Label.MAP:
+        return value.values() if isinstance(value, dict) else ()
+    return value if isinstance(value, list) else ()
+
+
+def _canonicalize_field(obj: dict[str, Any], f: Field) -> None:
+    value = obj[f.name]
+    if f.label is Label.MAP:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                value[key] = _canonical_quantity(item)
+    elif value is None and f.optional:
+        del obj[f.name]  # a nil *Quantity, which omitempty leaves out
+    else:
+        obj[f.name] = _canonical_quantity(value)
+
+
+def _canonical_quantity(value: Any) -> str:
+    """The quantity's canonical text; ``null`` is the zero quantity, ``"0"``."""
+    try:
+        return str(unmarshal_json(value))
+    except QuantityError as exc:
+        raise DecodeTypeError(str(exc)) from None
