@@ -103,12 +103,14 @@ def conversion_crd(url: str, ca_bundle: bytes, storage: str = "v1") -> dict[str,
                     "served": True,
                     "storage": storage == "v1",
                     "schema": version_schema("cronSpec"),
+                    "selectableFields": [{"jsonPath": ".spec.cronSpec"}],
                 },
                 {
                     "name": "v2",
                     "served": True,
                     "storage": storage == "v2",
                     "schema": version_schema("schedule"),
+                    "selectableFields": [{"jsonPath": ".spec.schedule"}],
                 },
             ],
             "conversion": {
@@ -230,6 +232,46 @@ def test_list_in_v2_sends_one_batched_review(
     ]
     table = kubectl.ok("-n", ns, "get", f"crontabs.v2.{GROUP}", "-o", "name").out_lines
     assert table == [f"crontab.{GROUP}/l1", f"crontab.{GROUP}/l2", f"crontab.{GROUP}/l3"]
+
+
+def test_field_selectors_read_the_requested_version(
+    kubectl: Kubectl, ns: str, tmp_path: Path, webhook: WebhookServer
+) -> None:
+    """v2's selectable ``spec.schedule`` is ``spec.cronSpec`` in storage (v1): the webhook
+    converts before the selector reads, as upstream's per-version storage decodes into v2."""
+    for name, schedule in (("s1", "1 1 * * *"), ("s2", "2 2 * * *")):
+        kubectl.ok(
+            "-n", ns, "create", "-f", write(tmp_path, f"{name}.yaml", crontab(name, V1, schedule))
+        )
+    v1, v2 = f"crontabs.v1.{GROUP}", f"crontabs.v2.{GROUP}"
+
+    def selected(resource: str, selector: str) -> list[str]:
+        names = kubectl.ok("-n", ns, "get", resource, "--field-selector", selector, "-o", "name")
+        return [line.rpartition("/")[2] for line in names.out_lines]
+
+    assert selected(v2, "spec.schedule=2 2 * * *") == ["s2"]
+    assert selected(v2, "spec.schedule!=2 2 * * *") == ["s1"]
+    assert selected(v1, "spec.cronSpec=1 1 * * *") == ["s1"]
+    # Each version accepts its own field only.
+    wrong = kubectl.fails("-n", ns, "get", v2, "--field-selector", "spec.cronSpec=1 1 * * *")
+    assert wrong.err_lines == [
+        f'Error from server (BadRequest): Unable to find "{GROUP}/v2, Resource=crontabs" that '
+        'match label selector "", field selector "spec.cronSpec=1 1 * * *": '
+        "field label not supported: spec.cronSpec"
+    ]
+
+    args = ("-n", ns, "get", v2, "--watch", "--output-watch-events", "-o", "json")
+    with kubectl.watch(*args, "--field-selector", "spec.schedule=2 2 * * *") as watch:
+        watch.wait_for(lambda _: len(watch.objects()) >= 1, "s2 added")
+        moved = json.dumps({"spec": {"cronSpec": "2 2 * * *"}})
+        kubectl.ok("-n", ns, "patch", f"{v1}/s1", "--type=merge", "-p", moved)
+        watch.wait_for(lambda _: len(watch.objects()) >= 2, "s1 entering the selection")
+    events = [
+        (e["type"], e["object"]["apiVersion"], e["object"]["metadata"]["name"])
+        for e in watch.objects()
+    ]
+    assert events == [("ADDED", V2, "s2"), ("ADDED", V2, "s1")]
+    assert watch.objects()[1]["object"]["spec"]["schedule"] == "2 2 * * *"
 
 
 def test_failing_webhook_is_reported_and_storage_unchanged(

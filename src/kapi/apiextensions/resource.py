@@ -134,9 +134,9 @@ def deprecation_warning(spec: Object, version: Object) -> str | None:
 def _field_labels(version: Object) -> tuple[str, ...]:
     """The field selector labels of a version's ``selectableFields``: paths without the dot.
 
-    Field selectors match them on stored objects (read at the label's dotted path),
-    which are in the storage version: the version asked for matters only to which
-    labels are accepted, exactly so when conversion changes no field (strategy None).
+    Selectors read them at the label's dotted path on objects decoded into the
+    requested version: each served version has a store of its own, as upstream
+    has a storage per version, so a conversion webhook has run before they do.
     """
     return tuple(f["jsonPath"].removeprefix(".") for f in version.get("selectableFields") or ())
 
