@@ -172,13 +172,18 @@ class APIServerApp:
     def _record_deprecated(
         self, info: RequestInfo, deprecation: Deprecation, context: RequestContext
     ) -> None:
-        """Upstream's deprecated-API handling: the warning, the gauge, audit annotations."""
+        """Upstream's deprecated-API handling: the warning, the gauge, audit annotations.
+
+        The annotations are only kept when an audit log is being written: upstream
+        adds them to the request's audit context, which exists only then.
+        """
         removed_release = deprecation.removed_release
         self.metrics.record_deprecated(info, removed_release)
         context.warning_recorder.add_warning(deprecation.warning)
-        context.audit_annotations[DEPRECATED_ANNOTATION] = "true"
-        if removed_release:
-            context.audit_annotations[REMOVED_RELEASE_ANNOTATION] = removed_release
+        if self.server.audit is not None:
+            context.audit_annotations[DEPRECATED_ANNOTATION] = "true"
+            if removed_release:
+                context.audit_annotations[REMOVED_RELEASE_ANNOTATION] = removed_release
 
     async def _non_resource(self, request: Request) -> Response:
         path = request.path.rstrip("/") or "/"
