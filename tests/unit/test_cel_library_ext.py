@@ -387,3 +387,30 @@ def test_ip_functions_cost() -> None:
     # cidr.ip() reads a field: a nominal 1, not a traversal of its (unknown-size) target.
     with_ip = static_cost("cidr('192.168.0.1/24').ip().family() == 4")
     assert with_ip == static_cost("cidr('192.168.0.1/24').family() == 4") + 1
+
+
+# --- quantity ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        # The three errors of resource.ParseQuantity, which upstream's quantity() returns.
+        ("1.2.3", "quantities must match the regular expression '^([+-]?[0-9.]+)"),
+        ("1ki", "unable to parse quantity's suffix"),
+        ("1e", "unable to parse quantity's suffix"),
+    ],
+)
+def test_quantity_reports_the_parsers_error(text: str, error: str) -> None:
+    rule = f"quantity('{text}').isGreaterThan(quantity('0'))"
+    (got,) = failures(compiled({"rule": rule}))
+    assert got.startswith(f'spec: Invalid value: "object": {error}'), got
+    assert got.endswith(f" evaluating rule: {rule}")
+    assert not holds(f"isQuantity('{text}')")
+
+
+def test_quantity_is_parsed_as_resource_quantity() -> None:
+    # Finer than a nano rounds up, as ParseQuantity does; exponents and binary suffixes scale.
+    assert holds("quantity('1.0000000001') == quantity('1000000001n')")
+    assert holds("quantity('1e3') == quantity('1k') && quantity('1.5Gi') == quantity('1536Mi')")
+    assert holds("isQuantity('.5') && isQuantity('+5.') && !isQuantity('') && !isQuantity('1 ')")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Final, NamedTuple
 from urllib.parse import urlsplit
@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from cel_expr_python import cel
 
 from kapi.apimachinery.field import go_quote
+from kapi.apimachinery.quantity import QuantityError, parse_quantity
 from kapi.apimachinery.validation import (
     is_qualified_name,
     is_valid_label_value,
@@ -130,27 +131,13 @@ def _find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
 
 # --- quantity ------------------------------------------------------------------------------
 
-_QUANTITY_RE = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(.*)$")
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_EXPONENT_RE = re.compile(r"^[eE][+-]?[0-9]+$")
-
 
 def _parse_quantity(s: str) -> Decimal | None:
-    m = _QUANTITY_RE.match(s)
-    if m is None:
+    """The value of ``resource.ParseQuantity(s)``, which upstream's ``quantity()`` calls."""
+    try:
+        return parse_quantity(s).amount
+    except QuantityError:
         return None
-    number, suffix = Decimal(m.group(1)), m.group(2)
-    if suffix in _BINARY:
-        return number * (Decimal(2) ** _BINARY[suffix])
-    if suffix in _DECIMAL:
-        return number.scaleb(_DECIMAL[suffix])
-    if _EXPONENT_RE.match(suffix):
-        try:
-            return number.scaleb(int(suffix[1:]))
-        except InvalidOperation:
-            return None
-    return None
 
 
 def _quantity_value(d: Decimal) -> dict[str, str]:
@@ -166,13 +153,10 @@ def _to_decimal(q: dict[str, str]) -> Decimal:
 
 
 def _quantity(s: str) -> dict[str, str]:
-    d = _parse_quantity(s)
-    if d is None:
-        raise LibraryError(
-            "quantities must match the regular expression "
-            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-        )
-    return _quantity_value(d)
+    try:
+        return _quantity_value(parse_quantity(s).amount)
+    except QuantityError as exc:
+        raise LibraryError(str(exc)) from None
 
 
 def _as_integer(q: dict[str, str]) -> int:
