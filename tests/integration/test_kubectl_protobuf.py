@@ -269,22 +269,6 @@ def test_invalid_object_is_validated_as_json_is(http: httpx.Client, namespace: s
         assert status["details"]["causes"][0]["field"] == "data[bad key]"
 
 
-def test_kind_without_protobuf_form_is_unsupported(http: httpx.Client) -> None:
-    name = f"{unique('pb')}.example.com"
-    crd = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-    body = envelope(*crd, MessageWriter().message(1, MessageWriter().string(1, name)).getvalue())
-    response = post(http, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body)
-    assert_status(
-        response,
-        415,
-        "UnsupportedMediaType",
-        "the body of the request was in an unknown format - accepted media types include: "
-        "application/json, application/yaml",
-    )
-    missing = http.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    assert missing.status_code == 404
-
-
 def test_protobuf_responses_when_asked_first(http: httpx.Client, namespace: str) -> None:
     response = post(
         http, cm_path(namespace), configmap_body("neg", a="b"), f"{PROTOBUF},application/json"

@@ -13,21 +13,32 @@ number order, a non-pointer field written even when zero (a nested struct as
 its own zero message), a pointer field only when set, map entries sorted by
 key.  Decoding skips field numbers it does not know, as they do, and reads
 repeated numbers both unpacked (as upstream writes them) and packed.
+
+A message whose Go type marshals itself to JSON (the CRD schema's
+``JSONSchemaPropsOr*``) carries a :class:`~kapi.runtime.protobuf_messages.CustomJSON`:
+its fields are decoded by its table, then turned into its JSON value, and a
+JSON value is turned into its fields before they are encoded.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import math
+import struct
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 
 from kapi.apimachinery.quantity import QuantityError, parse_quantity
-from kapi.runtime import protobuf_batch  # noqa: F401 -- registers CronJob and its pod template
+from kapi.runtime import (
+    protobuf_apiextensions,  # noqa: F401 -- registers CustomResourceDefinition
+    protobuf_batch,  # noqa: F401 -- registers CronJob and its pod template
+)
 from kapi.runtime.protobuf_messages import MESSAGES, Field, Label, Message, ValueType, message_for
 from kapi.runtime.protowire import (
+    FIXED64,
     LENGTH_DELIMITED,
     VARINT,
     MessageWriter,
@@ -49,6 +60,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _VARINT_TYPES = frozenset({ValueType.INT32, ValueType.INT64, ValueType.BOOL})
 #: Value types that are Go structs with a JSON form of their own.
 _STRUCT_TYPES = frozenset({ValueType.INT_OR_STRING, ValueType.FIELDS_V1, ValueType.QUANTITY})
+#: Messages whose one field (``raw``, 1) is JSON text, which stands for its value in the object.
+_RAW_JSON_TYPES = frozenset({ValueType.FIELDS_V1, ValueType.JSON})
 
 
 class ObjectDecodeError(ProtobufDecodeError):
@@ -154,10 +167,7 @@ def _decode_message(message: Message, data: bytes) -> Object:
             if items:  # no elements leave the slice nil, as upstream's unmarshallers do
                 out.setdefault(f.name, []).extend(items)
             continue
-        expected = (
-            VARINT if f.type in _VARINT_TYPES and f.label is not Label.MAP else LENGTH_DELIMITED
-        )
-        if wire_type != expected:
+        if wire_type != _wire_type(f):
             raise ProtobufDecodeError(
                 f"proto: wrong wireType = {wire_type} for field {f.name[:1].upper()}{f.name[1:]}"
             )
@@ -177,6 +187,15 @@ def _decode_message(message: Message, data: bytes) -> Object:
             else:
                 out[f.name] = item
     return out
+
+
+def _wire_type(f: Field) -> int:
+    """The wire type of one occurrence of ``f`` (a map entry is a message)."""
+    if f.label is Label.MAP:
+        return LENGTH_DELIMITED
+    if f.type in _VARINT_TYPES:
+        return VARINT
+    return FIXED64 if f.type is ValueType.DOUBLE else LENGTH_DELIMITED
 
 
 def _is_packed(f: Field, wire_type: int) -> bool:
@@ -218,6 +237,8 @@ def _decode_value(value_type: ValueType | str, value: int | bytes) -> Any:
             return value != 0
         if value_type is ValueType.INT32:
             return _int32(value)
+        if value_type is ValueType.DOUBLE:
+            return _decode_double(value)
         return to_signed(value)
     if value_type is ValueType.STRING:
         return _text(value)
@@ -229,12 +250,14 @@ def _decode_value(value_type: ValueType | str, value: int | bytes) -> Any:
         return _decode_time(value, micro=True)
     if value_type is ValueType.INT_OR_STRING:
         return _decode_int_or_string(value)
-    if value_type is ValueType.FIELDS_V1:
-        return _decode_fields_v1(value)
+    if value_type in _RAW_JSON_TYPES:
+        return _decode_raw_json(value, value_type)
     if value_type is ValueType.QUANTITY:
         return _decode_quantity(value)
     assert isinstance(value_type, str)
-    return _decode_message(MESSAGES[value_type], value)
+    message = MESSAGES[value_type]
+    fields = _decode_message(message, value)
+    return message.custom_json.to_json(fields) if message.custom_json else fields
 
 
 def _text(value: int | bytes) -> str:
@@ -261,7 +284,7 @@ def _fields(data: bytes, expected: dict[int, tuple[int, str]]) -> dict[int, int 
 
 _TIMESTAMP = {1: (VARINT, "Seconds"), 2: (VARINT, "Nanos")}
 _INT_OR_STRING = {1: (VARINT, "Type"), 2: (VARINT, "IntVal"), 3: (LENGTH_DELIMITED, "StrVal")}
-_FIELDS_V1 = {1: (LENGTH_DELIMITED, "Raw")}
+_RAW_JSON = {1: (LENGTH_DELIMITED, "Raw")}
 _QUANTITY = {1: (LENGTH_DELIMITED, "String_")}
 #: ``resource.Quantity{}``'s text: what an empty message or a missing map value reads as.
 _ZERO_QUANTITY = "0"
@@ -317,13 +340,27 @@ def _decode_quantity(data: bytes) -> str:
         raise ProtobufDecodeError(str(exc)) from None
 
 
-def _decode_fields_v1(data: bytes) -> Any:
-    raw = _fields(data, _FIELDS_V1).get(1, b"")
+def _decode_raw_json(data: bytes, value_type: ValueType) -> Any:
+    """The JSON value in ``raw``; ``None`` (``null``) when there is none."""
+    raw = _fields(data, _RAW_JSON).get(1, b"")
     assert isinstance(raw, bytes)
     try:
         return orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError:
-        raise ProtobufDecodeError("FieldsV1 is not JSON") from None
+        raise ProtobufDecodeError(f"{value_type.value}.Raw is not JSON") from None
+
+
+def _decode_double(bits: int) -> float | int:
+    """A ``float64`` as Go's JSON writes it: a whole number without a fraction.
+
+    Go's encoder has no form for NaN and the infinities and fails on them.
+    """
+    value: float = struct.unpack("<d", bits.to_bytes(8, "little"))[0]
+    if not math.isfinite(value):
+        text = "NaN" if math.isnan(value) else f"{value:+}".replace("inf", "Inf")
+        raise ProtobufDecodeError(f"json: unsupported value: {text}")
+    # Below 1e21 Go writes the digits in full, as Python writes an int.
+    return int(value) if value.is_integer() and abs(value) < 1e21 else value
 
 
 # -- encoding --------------------------------------------------------------------------------
@@ -401,13 +438,19 @@ def _write(out: MessageWriter, number: int, value_type: ValueType | str, value: 
             .varint(2, 0 if is_string else value)
             .string(3, value if is_string else ""),
         )
-    elif value_type is ValueType.FIELDS_V1:
-        out.message(number, MessageWriter().bytes(1, orjson.dumps(value)))
+    elif value_type is ValueType.DOUBLE:
+        out.fixed64(number, int.from_bytes(struct.pack("<d", value), "little"))
+    elif value_type in _RAW_JSON_TYPES:
+        # ``null`` leaves ``raw`` unset, as ``JSON.UnmarshalJSON`` does.
+        raw = MessageWriter() if value is None else MessageWriter().bytes(1, orjson.dumps(value))
+        out.message(number, raw)
     elif value_type is ValueType.QUANTITY:
         out.message(number, MessageWriter().string(1, value))
     else:
         assert isinstance(value_type, str)
-        out.message(number, _encode_message(MESSAGES[value_type], value))
+        message = MESSAGES[value_type]
+        fields = message.custom_json.from_json(value) if message.custom_json else value
+        out.message(number, _encode_message(message, fields))
 
 
 def _write_zero(out: MessageWriter, f: Field) -> None:

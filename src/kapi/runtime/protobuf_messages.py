@@ -8,18 +8,20 @@ the ``.proto`` does not carry and the JSON form depends on: whether the field
 is a pointer (``optional``: written only when set, kept when zero) and whether
 its JSON tag has ``omitempty`` (a zero value is left out of the object).
 
-The pod template (``k8s.io/api/core/v1``) and batch's CronJob are tabled in
-:mod:`kapi.runtime.protobuf_pod` and :mod:`kapi.runtime.protobuf_batch`,
-which build on the messages here and add their kinds with
-:func:`register_kind`.  Kinds whose messages are tabled nowhere (the
-CustomResourceDefinition schema) are not served in protobuf: their bodies get
-the 415 that custom resources get.
+The pod template (``k8s.io/api/core/v1``), batch's CronJob and apiextensions'
+CustomResourceDefinition are tabled in :mod:`kapi.runtime.protobuf_pod`,
+:mod:`kapi.runtime.protobuf_batch` and :mod:`kapi.runtime.protobuf_apiextensions`,
+which build on the messages here and add their kinds with :func:`register_kind`.
+Kinds whose messages are tabled nowhere (custom resources) are not served in
+protobuf: their bodies get a 415.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 
 class ValueType(Enum):
@@ -41,6 +43,11 @@ class ValueType(Enum):
     FIELDS_V1 = "FieldsV1"
     #: ``resource.Quantity`` (``{string}``): its text in JSON, ``"0"`` for an empty message.
     QUANTITY = "Quantity"
+    #: ``float64`` (wire type 1, little-endian IEEE 754): a JSON number.
+    DOUBLE = "double"
+    #: apiextensions' ``JSON`` (``{raw}``, JSON text): the decoded JSON value in the object,
+    #: ``null`` for an empty ``raw`` (how ``null`` itself travels).
+    JSON = "JSON"
 
 
 class Label(Enum):
@@ -66,12 +73,29 @@ class Field:
     inline: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class CustomJSON:
+    """The JSON form of a message whose Go type has its own ``MarshalJSON``/``UnmarshalJSON``.
+
+    The table still says how the message is laid out on the wire; these two
+    functions map between its fields (a dict as the table decodes them) and
+    the JSON value the Go methods write and read, which need not be an object.
+    """
+
+    #: The message's fields, decoded, to its JSON value, as ``MarshalJSON`` writes it.
+    to_json: Callable[[dict[str, Any]], Any]
+    #: A JSON value to the message's fields, as ``UnmarshalJSON`` reads it.
+    from_json: Callable[[Any], dict[str, Any]]
+
+
 @dataclass(frozen=True)
 class Message:
     name: str
     #: In field-number order, the order upstream's marshallers write them in.
     fields: tuple[Field, ...]
     by_number: dict[int, Field] = field(init=False, repr=False, compare=False)
+    #: Set when the Go type marshals itself to JSON; ``None`` for an object of ``fields``.
+    custom_json: CustomJSON | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_number", {f.number: f for f in self.fields})
@@ -115,8 +139,8 @@ QUANTITY = ValueType.QUANTITY
 MESSAGES: dict[str, Message] = {}
 
 
-def _message(name: str, *fields: Field) -> str:
-    MESSAGES[name] = Message(name, tuple(sorted(fields, key=lambda f: f.number)))
+def _message(name: str, *fields: Field, custom_json: CustomJSON | None = None) -> str:
+    MESSAGES[name] = Message(name, tuple(sorted(fields, key=lambda f: f.number)), custom_json)
     return name
 
 
@@ -382,22 +406,27 @@ RULE_WITH_OPERATIONS = _message(
         ),
     ),
 )
-WEBHOOK_CLIENT_CONFIG = _message(
-    _ADMISSION + "WebhookClientConfig",
-    _opt(
-        1,
-        "service",
-        _message(
-            _ADMISSION + "ServiceReference",
-            _req(1, "namespace", STRING),
-            _req(2, "name", STRING),
-            _opt(3, "path", STRING),
-            _opt(4, "port", INT32),
-        ),
-    ),
-    _f(2, "caBundle", BYTES),
-    _opt(3, "url", STRING),
-)
+
+
+def webhook_client_config(package: str) -> str:
+    """``WebhookClientConfig`` and its ``ServiceReference``: the same in admissionregistration
+    and apiextensions (the CRD conversion webhook), under each package's name."""
+    service = _message(
+        package + "ServiceReference",
+        _req(1, "namespace", STRING),
+        _req(2, "name", STRING),
+        _opt(3, "path", STRING),
+        _opt(4, "port", INT32),
+    )
+    return _message(
+        package + "WebhookClientConfig",
+        _opt(1, "service", service),
+        _f(2, "caBundle", BYTES),
+        _opt(3, "url", STRING),
+    )
+
+
+WEBHOOK_CLIENT_CONFIG = webhook_client_config(_ADMISSION)
 MATCH_CONDITION = _message(
     _ADMISSION + "MatchCondition",
     _req(1, "name", STRING),
@@ -512,36 +541,38 @@ ENDPOINT_SLICE = _message(
     _req(4, "addressType", STRING),
 )
 
-# --- k8s.io/api/events/v1 --------------------------------------------------------------------
+# --- k8s.io/api/events/v1 and v1beta1 --------------------------------------------------------
 
-_EVENTS = "k8s.io.api.events.v1."
 
-EVENTS_EVENT = _message(
-    _EVENTS + "Event",
-    _f(1, "metadata", OBJECT_META),
-    _f(2, "eventTime", MICRO_TIME),
-    _opt(
-        3,
-        "series",
-        _message(
-            _EVENTS + "EventSeries",
-            _req(1, "count", INT32),
-            _f(2, "lastObservedTime", MICRO_TIME),
-        ),
-    ),
-    _f(4, "reportingController", STRING),
-    _f(5, "reportingInstance", STRING),
-    _f(6, "action", STRING),
-    _f(7, "reason", STRING),
-    _f(8, "regarding", OBJECT_REFERENCE),
-    _opt(9, "related", OBJECT_REFERENCE),
-    _f(10, "note", STRING),
-    _f(11, "type", STRING),
-    _f(12, "deprecatedSource", EVENT_SOURCE),
-    _f(13, "deprecatedFirstTimestamp", TIME),
-    _f(14, "deprecatedLastTimestamp", TIME),
-    _f(15, "deprecatedCount", INT32),
-)
+def _events_event(package: str) -> str:
+    """events.k8s.io Event: v1beta1 and v1 have the same fields under the same numbers."""
+    series = _message(
+        package + "EventSeries",
+        _req(1, "count", INT32),
+        _f(2, "lastObservedTime", MICRO_TIME),
+    )
+    return _message(
+        package + "Event",
+        _f(1, "metadata", OBJECT_META),
+        _f(2, "eventTime", MICRO_TIME),
+        _opt(3, "series", series),
+        _f(4, "reportingController", STRING),
+        _f(5, "reportingInstance", STRING),
+        _f(6, "action", STRING),
+        _f(7, "reason", STRING),
+        _f(8, "regarding", OBJECT_REFERENCE),
+        _opt(9, "related", OBJECT_REFERENCE),
+        _f(10, "note", STRING),
+        _f(11, "type", STRING),
+        _f(12, "deprecatedSource", EVENT_SOURCE),
+        _f(13, "deprecatedFirstTimestamp", TIME),
+        _f(14, "deprecatedLastTimestamp", TIME),
+        _f(15, "deprecatedCount", INT32),
+    )
+
+
+EVENTS_EVENT = _events_event("k8s.io.api.events.v1.")
+EVENTS_EVENT_BETA = _events_event("k8s.io.api.events.v1beta1.")
 
 # --- k8s.io/api/networking/v1 and v1beta1 ----------------------------------------------------
 
@@ -699,6 +730,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("coordination.k8s.io/v1", "Lease"): LEASE,
     ("discovery.k8s.io/v1", "EndpointSlice"): ENDPOINT_SLICE,
     ("events.k8s.io/v1", "Event"): EVENTS_EVENT,
+    ("events.k8s.io/v1beta1", "Event"): EVENTS_EVENT_BETA,
     ("networking.k8s.io/v1", "Ingress"): INGRESS,
     ("networking.k8s.io/v1beta1", "Ingress"): INGRESS_BETA,
     ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGET,

@@ -137,9 +137,22 @@ def _fields_to_quantities(message: str) -> tuple[Field, ...]:
     return tuple(
         f
         for f in MESSAGES[message].fields
-        if f.type is ValueType.QUANTITY
-        or (isinstance(f.type, str) and _fields_to_quantities(f.type))
+        if f.type is ValueType.QUANTITY or (isinstance(f.type, str) and _holds_quantities(f.type))
     )
+
+
+@cache
+def _holds_quantities(message: str) -> bool:
+    """Whether a quantity is reachable from ``message``; a walk, as the CRD schema nests itself."""
+    seen, pending = {message}, [message]
+    while pending:
+        for f in MESSAGES[pending.pop()].fields:
+            if f.type is ValueType.QUANTITY:
+                return True
+            if isinstance(f.type, str) and f.type not in seen:
+                seen.add(f.type)
+                pending.append(f.type)
+    return False
 
 
 def _quantities_in(obj: dict[str, Any], message: str) -> None:
