@@ -37,13 +37,13 @@ from kapi.runtime.protobuf_messages import (
     TIME,
     CustomJSON,
     ValueType,
-    _f,
-    _map,
-    _message,
-    _opt,
-    _rep,
-    _req,
+    map_of,
+    message,
+    omitempty,
+    pointer,
     register_kind,
+    repeated,
+    required,
     webhook_client_config,
 )
 
@@ -90,184 +90,186 @@ def _schema_or_bool_from_json(value: Any) -> Object:
     raise ValueError("boolean or JSON schema expected")
 
 
-JSON_SCHEMA_PROPS_OR_ARRAY = _message(
+JSON_SCHEMA_PROPS_OR_ARRAY = message(
     _V1 + "JSONSchemaPropsOrArray",
-    _opt(1, "schema", JSON_SCHEMA_PROPS),
-    _rep(2, "jSONSchemas", JSON_SCHEMA_PROPS),
+    pointer(1, "schema", JSON_SCHEMA_PROPS),
+    repeated(2, "jSONSchemas", JSON_SCHEMA_PROPS),
     custom_json=_schema_or_list("jSONSchemas"),
 )
-JSON_SCHEMA_PROPS_OR_BOOL = _message(
+JSON_SCHEMA_PROPS_OR_BOOL = message(
     _V1 + "JSONSchemaPropsOrBool",
-    _req(1, "allows", BOOL),
-    _opt(2, "schema", JSON_SCHEMA_PROPS),
+    required(1, "allows", BOOL),
+    pointer(2, "schema", JSON_SCHEMA_PROPS),
     custom_json=CustomJSON(_schema_or_bool_to_json, _schema_or_bool_from_json),
 )
-JSON_SCHEMA_PROPS_OR_STRING_ARRAY = _message(
+JSON_SCHEMA_PROPS_OR_STRING_ARRAY = message(
     _V1 + "JSONSchemaPropsOrStringArray",
-    _opt(1, "schema", JSON_SCHEMA_PROPS),
-    _rep(2, "property", STRING),
+    pointer(1, "schema", JSON_SCHEMA_PROPS),
+    repeated(2, "property", STRING),
     custom_json=_schema_or_list("property"),
 )
-EXTERNAL_DOCUMENTATION = _message(
+EXTERNAL_DOCUMENTATION = message(
     _V1 + "ExternalDocumentation",
-    _f(1, "description", STRING),
-    _f(2, "url", STRING),
+    omitempty(1, "description", STRING),
+    omitempty(2, "url", STRING),
 )
-VALIDATION_RULE = _message(
+VALIDATION_RULE = message(
     _V1 + "ValidationRule",
-    _req(1, "rule", STRING),
-    _f(2, "message", STRING),
-    _f(3, "messageExpression", STRING),
-    _opt(4, "reason", STRING),
-    _f(5, "fieldPath", STRING),
-    _opt(6, "optionalOldSelf", BOOL),
+    required(1, "rule", STRING),
+    omitempty(2, "message", STRING),
+    omitempty(3, "messageExpression", STRING),
+    pointer(4, "reason", STRING),
+    omitempty(5, "fieldPath", STRING),
+    pointer(6, "optionalOldSelf", BOOL),
 )
 
 
-_message(
+message(
     JSON_SCHEMA_PROPS,
-    _f(1, "id", STRING),
-    _f(2, "$schema", STRING),
-    _opt(3, "$ref", STRING),
-    _f(4, "description", STRING),
-    _f(5, "type", STRING),
-    _f(6, "format", STRING),
-    _f(7, "title", STRING),
-    _opt(8, "default", JSON),
-    _opt(9, "maximum", DOUBLE),
-    _f(10, "exclusiveMaximum", BOOL),
-    _opt(11, "minimum", DOUBLE),
-    _f(12, "exclusiveMinimum", BOOL),
-    _opt(13, "maxLength", INT64),
-    _opt(14, "minLength", INT64),
-    _f(15, "pattern", STRING),
-    _opt(16, "maxItems", INT64),
-    _opt(17, "minItems", INT64),
-    _f(18, "uniqueItems", BOOL),
-    _opt(19, "multipleOf", DOUBLE),
-    _rep(20, "enum", JSON),
-    _opt(21, "maxProperties", INT64),
-    _opt(22, "minProperties", INT64),
-    _rep(23, "required", STRING),
-    _opt(24, "items", JSON_SCHEMA_PROPS_OR_ARRAY),
-    _rep(25, "allOf", JSON_SCHEMA_PROPS),
-    _rep(26, "oneOf", JSON_SCHEMA_PROPS),
-    _rep(27, "anyOf", JSON_SCHEMA_PROPS),
-    _opt(28, "not", JSON_SCHEMA_PROPS),
-    _map(29, "properties", JSON_SCHEMA_PROPS),
-    _opt(30, "additionalProperties", JSON_SCHEMA_PROPS_OR_BOOL),
-    _map(31, "patternProperties", JSON_SCHEMA_PROPS),
-    _map(32, "dependencies", JSON_SCHEMA_PROPS_OR_STRING_ARRAY),
-    _opt(33, "additionalItems", JSON_SCHEMA_PROPS_OR_BOOL),
-    _map(34, "definitions", JSON_SCHEMA_PROPS),
-    _opt(35, "externalDocs", EXTERNAL_DOCUMENTATION),
-    _opt(36, "example", JSON),
-    _f(37, "nullable", BOOL),
-    _opt(38, "x-kubernetes-preserve-unknown-fields", BOOL),
-    _f(39, "x-kubernetes-embedded-resource", BOOL),
-    _f(40, "x-kubernetes-int-or-string", BOOL),
-    _rep(41, "x-kubernetes-list-map-keys", STRING),
-    _opt(42, "x-kubernetes-list-type", STRING),
-    _opt(43, "x-kubernetes-map-type", STRING),
-    _rep(44, "x-kubernetes-validations", VALIDATION_RULE),
+    omitempty(1, "id", STRING),
+    omitempty(2, "$schema", STRING),
+    pointer(3, "$ref", STRING),
+    omitempty(4, "description", STRING),
+    omitempty(5, "type", STRING),
+    omitempty(6, "format", STRING),
+    omitempty(7, "title", STRING),
+    pointer(8, "default", JSON),
+    pointer(9, "maximum", DOUBLE),
+    omitempty(10, "exclusiveMaximum", BOOL),
+    pointer(11, "minimum", DOUBLE),
+    omitempty(12, "exclusiveMinimum", BOOL),
+    pointer(13, "maxLength", INT64),
+    pointer(14, "minLength", INT64),
+    omitempty(15, "pattern", STRING),
+    pointer(16, "maxItems", INT64),
+    pointer(17, "minItems", INT64),
+    omitempty(18, "uniqueItems", BOOL),
+    pointer(19, "multipleOf", DOUBLE),
+    repeated(20, "enum", JSON),
+    pointer(21, "maxProperties", INT64),
+    pointer(22, "minProperties", INT64),
+    repeated(23, "required", STRING),
+    pointer(24, "items", JSON_SCHEMA_PROPS_OR_ARRAY),
+    repeated(25, "allOf", JSON_SCHEMA_PROPS),
+    repeated(26, "oneOf", JSON_SCHEMA_PROPS),
+    repeated(27, "anyOf", JSON_SCHEMA_PROPS),
+    pointer(28, "not", JSON_SCHEMA_PROPS),
+    map_of(29, "properties", JSON_SCHEMA_PROPS),
+    pointer(30, "additionalProperties", JSON_SCHEMA_PROPS_OR_BOOL),
+    map_of(31, "patternProperties", JSON_SCHEMA_PROPS),
+    map_of(32, "dependencies", JSON_SCHEMA_PROPS_OR_STRING_ARRAY),
+    pointer(33, "additionalItems", JSON_SCHEMA_PROPS_OR_BOOL),
+    map_of(34, "definitions", JSON_SCHEMA_PROPS),
+    pointer(35, "externalDocs", EXTERNAL_DOCUMENTATION),
+    pointer(36, "example", JSON),
+    omitempty(37, "nullable", BOOL),
+    pointer(38, "x-kubernetes-preserve-unknown-fields", BOOL),
+    omitempty(39, "x-kubernetes-embedded-resource", BOOL),
+    omitempty(40, "x-kubernetes-int-or-string", BOOL),
+    repeated(41, "x-kubernetes-list-map-keys", STRING),
+    pointer(42, "x-kubernetes-list-type", STRING),
+    pointer(43, "x-kubernetes-map-type", STRING),
+    repeated(44, "x-kubernetes-validations", VALIDATION_RULE),
 )
 
-CUSTOM_RESOURCE_DEFINITION_NAMES = _message(
+CUSTOM_RESOURCE_DEFINITION_NAMES = message(
     _V1 + "CustomResourceDefinitionNames",
-    _req(1, "plural", STRING),
-    _f(2, "singular", STRING),
-    _rep(3, "shortNames", STRING),
-    _req(4, "kind", STRING),
-    _f(5, "listKind", STRING),
-    _rep(6, "categories", STRING),
+    required(1, "plural", STRING),
+    omitempty(2, "singular", STRING),
+    repeated(3, "shortNames", STRING),
+    required(4, "kind", STRING),
+    omitempty(5, "listKind", STRING),
+    repeated(6, "categories", STRING),
 )
 WEBHOOK_CLIENT_CONFIG = webhook_client_config(_V1)
-CUSTOM_RESOURCE_CONVERSION = _message(
+CUSTOM_RESOURCE_CONVERSION = message(
     _V1 + "CustomResourceConversion",
-    _req(1, "strategy", STRING),
-    _opt(
+    required(1, "strategy", STRING),
+    pointer(
         2,
         "webhook",
-        _message(
+        message(
             _V1 + "WebhookConversion",
-            _opt(2, "clientConfig", WEBHOOK_CLIENT_CONFIG),
-            _rep(3, "conversionReviewVersions", STRING),
+            pointer(2, "clientConfig", WEBHOOK_CLIENT_CONFIG),
+            repeated(3, "conversionReviewVersions", STRING),
         ),
     ),
 )
-CUSTOM_RESOURCE_SUBRESOURCES = _message(
+CUSTOM_RESOURCE_SUBRESOURCES = message(
     _V1 + "CustomResourceSubresources",
     # An empty struct: ``status: {}`` turns the subresource on.
-    _opt(1, "status", _message(_V1 + "CustomResourceSubresourceStatus")),
-    _opt(
+    pointer(1, "status", message(_V1 + "CustomResourceSubresourceStatus")),
+    pointer(
         2,
         "scale",
-        _message(
+        message(
             _V1 + "CustomResourceSubresourceScale",
-            _req(1, "specReplicasPath", STRING),
-            _req(2, "statusReplicasPath", STRING),
-            _opt(3, "labelSelectorPath", STRING),
+            required(1, "specReplicasPath", STRING),
+            required(2, "statusReplicasPath", STRING),
+            pointer(3, "labelSelectorPath", STRING),
         ),
     ),
 )
-CUSTOM_RESOURCE_COLUMN_DEFINITION = _message(
+CUSTOM_RESOURCE_COLUMN_DEFINITION = message(
     _V1 + "CustomResourceColumnDefinition",
-    _req(1, "name", STRING),
-    _req(2, "type", STRING),
-    _f(3, "format", STRING),
-    _f(4, "description", STRING),
-    _f(5, "priority", INT32),
-    _req(6, "jsonPath", STRING),
+    required(1, "name", STRING),
+    required(2, "type", STRING),
+    omitempty(3, "format", STRING),
+    omitempty(4, "description", STRING),
+    omitempty(5, "priority", INT32),
+    required(6, "jsonPath", STRING),
 )
-CUSTOM_RESOURCE_DEFINITION_VERSION = _message(
+CUSTOM_RESOURCE_DEFINITION_VERSION = message(
     _V1 + "CustomResourceDefinitionVersion",
-    _req(1, "name", STRING),
-    _req(2, "served", BOOL),
-    _req(3, "storage", BOOL),
-    _opt(
+    required(1, "name", STRING),
+    required(2, "served", BOOL),
+    required(3, "storage", BOOL),
+    pointer(
         4,
         "schema",
-        _message(_V1 + "CustomResourceValidation", _opt(1, "openAPIV3Schema", JSON_SCHEMA_PROPS)),
+        message(_V1 + "CustomResourceValidation", pointer(1, "openAPIV3Schema", JSON_SCHEMA_PROPS)),
     ),
-    _opt(5, "subresources", CUSTOM_RESOURCE_SUBRESOURCES),
-    _rep(6, "additionalPrinterColumns", CUSTOM_RESOURCE_COLUMN_DEFINITION),
-    _f(7, "deprecated", BOOL),
-    _opt(8, "deprecationWarning", STRING),
-    _rep(9, "selectableFields", _message(_V1 + "SelectableField", _req(1, "jsonPath", STRING))),
+    pointer(5, "subresources", CUSTOM_RESOURCE_SUBRESOURCES),
+    repeated(6, "additionalPrinterColumns", CUSTOM_RESOURCE_COLUMN_DEFINITION),
+    omitempty(7, "deprecated", BOOL),
+    pointer(8, "deprecationWarning", STRING),
+    repeated(
+        9, "selectableFields", message(_V1 + "SelectableField", required(1, "jsonPath", STRING))
+    ),
 )
-CUSTOM_RESOURCE_DEFINITION_SPEC = _message(
+CUSTOM_RESOURCE_DEFINITION_SPEC = message(
     _V1 + "CustomResourceDefinitionSpec",
-    _req(1, "group", STRING),
-    _req(3, "names", CUSTOM_RESOURCE_DEFINITION_NAMES),
-    _req(4, "scope", STRING),
-    _rep(7, "versions", CUSTOM_RESOURCE_DEFINITION_VERSION),
-    _opt(9, "conversion", CUSTOM_RESOURCE_CONVERSION),
-    _f(10, "preserveUnknownFields", BOOL),
+    required(1, "group", STRING),
+    required(3, "names", CUSTOM_RESOURCE_DEFINITION_NAMES),
+    required(4, "scope", STRING),
+    repeated(7, "versions", CUSTOM_RESOURCE_DEFINITION_VERSION),
+    pointer(9, "conversion", CUSTOM_RESOURCE_CONVERSION),
+    omitempty(10, "preserveUnknownFields", BOOL),
 )
-CUSTOM_RESOURCE_DEFINITION_STATUS = _message(
+CUSTOM_RESOURCE_DEFINITION_STATUS = message(
     _V1 + "CustomResourceDefinitionStatus",
-    _rep(
+    repeated(
         1,
         "conditions",
-        _message(
+        message(
             _V1 + "CustomResourceDefinitionCondition",
-            _req(1, "type", STRING),
-            _req(2, "status", STRING),
-            _f(3, "lastTransitionTime", TIME),
-            _f(4, "reason", STRING),
-            _f(5, "message", STRING),
-            _f(6, "observedGeneration", INT64),
+            required(1, "type", STRING),
+            required(2, "status", STRING),
+            omitempty(3, "lastTransitionTime", TIME),
+            omitempty(4, "reason", STRING),
+            omitempty(5, "message", STRING),
+            omitempty(6, "observedGeneration", INT64),
         ),
     ),
-    _req(2, "acceptedNames", CUSTOM_RESOURCE_DEFINITION_NAMES),
-    _rep(3, "storedVersions", STRING),
-    _f(4, "observedGeneration", INT64),
+    required(2, "acceptedNames", CUSTOM_RESOURCE_DEFINITION_NAMES),
+    repeated(3, "storedVersions", STRING),
+    omitempty(4, "observedGeneration", INT64),
 )
-CUSTOM_RESOURCE_DEFINITION = _message(
+CUSTOM_RESOURCE_DEFINITION = message(
     _V1 + "CustomResourceDefinition",
-    _f(1, "metadata", OBJECT_META),
-    _req(2, "spec", CUSTOM_RESOURCE_DEFINITION_SPEC),
-    _f(3, "status", CUSTOM_RESOURCE_DEFINITION_STATUS),
+    omitempty(1, "metadata", OBJECT_META),
+    required(2, "spec", CUSTOM_RESOURCE_DEFINITION_SPEC),
+    omitempty(3, "status", CUSTOM_RESOURCE_DEFINITION_STATUS),
 )
 
 register_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition", CUSTOM_RESOURCE_DEFINITION)

@@ -20,104 +20,104 @@ from kapi.runtime.protobuf_messages import (
     OBJECT_REFERENCE,
     STRING,
     TIME,
-    _f,
-    _message,
-    _opt,
-    _rep,
-    _req,
+    message,
+    omitempty,
+    pointer,
     register_kind,
+    repeated,
+    required,
 )
 from kapi.runtime.protobuf_pod import POD_TEMPLATE_SPEC
 
 _BATCH = "k8s.io.api.batch.v1."
 _BATCH_BETA = "k8s.io.api.batch.v1beta1."
 
-POD_FAILURE_POLICY_RULE = _message(
+POD_FAILURE_POLICY_RULE = message(
     _BATCH + "PodFailurePolicyRule",
-    _req(1, "action", STRING),
-    _opt(
+    required(1, "action", STRING),
+    pointer(
         2,
         "onExitCodes",
-        _message(
+        message(
             _BATCH + "PodFailurePolicyOnExitCodesRequirement",
-            _opt(1, "containerName", STRING),
-            _req(2, "operator", STRING),
-            _rep(3, "values", INT32),
+            pointer(1, "containerName", STRING),
+            required(2, "operator", STRING),
+            repeated(3, "values", INT32),
         ),
     ),
-    _rep(
+    repeated(
         3,
         "onPodConditions",
-        _message(
+        message(
             _BATCH + "PodFailurePolicyOnPodConditionsPattern",
-            _req(1, "type", STRING),
-            _req(2, "status", STRING),
+            required(1, "type", STRING),
+            required(2, "status", STRING),
         ),
     ),
 )
-SUCCESS_POLICY_RULE = _message(
+SUCCESS_POLICY_RULE = message(
     _BATCH + "SuccessPolicyRule",
-    _opt(1, "succeededIndexes", STRING),
-    _opt(2, "succeededCount", INT32),
+    pointer(1, "succeededIndexes", STRING),
+    pointer(2, "succeededCount", INT32),
 )
-JOB_SPEC = _message(
+JOB_SPEC = message(
     _BATCH + "JobSpec",
-    _opt(1, "parallelism", INT32),
-    _opt(2, "completions", INT32),
-    _opt(3, "activeDeadlineSeconds", INT64),
-    _opt(4, "selector", LABEL_SELECTOR),
-    _opt(5, "manualSelector", BOOL),
-    _req(6, "template", POD_TEMPLATE_SPEC),
-    _opt(7, "backoffLimit", INT32),
-    _opt(8, "ttlSecondsAfterFinished", INT32),
-    _opt(9, "completionMode", STRING),
-    _opt(10, "suspend", BOOL),
-    _opt(
+    pointer(1, "parallelism", INT32),
+    pointer(2, "completions", INT32),
+    pointer(3, "activeDeadlineSeconds", INT64),
+    pointer(4, "selector", LABEL_SELECTOR),
+    pointer(5, "manualSelector", BOOL),
+    required(6, "template", POD_TEMPLATE_SPEC),
+    pointer(7, "backoffLimit", INT32),
+    pointer(8, "ttlSecondsAfterFinished", INT32),
+    pointer(9, "completionMode", STRING),
+    pointer(10, "suspend", BOOL),
+    pointer(
         11,
         "podFailurePolicy",
-        _message(_BATCH + "PodFailurePolicy", _rep(1, "rules", POD_FAILURE_POLICY_RULE)),
+        message(_BATCH + "PodFailurePolicy", repeated(1, "rules", POD_FAILURE_POLICY_RULE)),
     ),
-    _opt(12, "backoffLimitPerIndex", INT32),
-    _opt(13, "maxFailedIndexes", INT32),
-    _opt(14, "podReplacementPolicy", STRING),
-    _opt(15, "managedBy", STRING),
-    _opt(
+    pointer(12, "backoffLimitPerIndex", INT32),
+    pointer(13, "maxFailedIndexes", INT32),
+    pointer(14, "podReplacementPolicy", STRING),
+    pointer(15, "managedBy", STRING),
+    pointer(
         16,
         "successPolicy",
-        _message(_BATCH + "SuccessPolicy", _rep(1, "rules", SUCCESS_POLICY_RULE)),
+        message(_BATCH + "SuccessPolicy", repeated(1, "rules", SUCCESS_POLICY_RULE)),
     ),
 )
 
 
 def _cron_job(package: str) -> str:
     """CronJob of one batch version: the same fields, each version's own message names."""
-    job_template = _message(
+    job_template = message(
         package + "JobTemplateSpec",
-        _f(1, "metadata", OBJECT_META),
-        _f(2, "spec", JOB_SPEC),
+        omitempty(1, "metadata", OBJECT_META),
+        omitempty(2, "spec", JOB_SPEC),
     )
-    spec = _message(
+    spec = message(
         package + "CronJobSpec",
-        _req(1, "schedule", STRING),
-        _opt(2, "startingDeadlineSeconds", INT64),
-        _f(3, "concurrencyPolicy", STRING),
-        _opt(4, "suspend", BOOL),
-        _req(5, "jobTemplate", job_template),
-        _opt(6, "successfulJobsHistoryLimit", INT32),
-        _opt(7, "failedJobsHistoryLimit", INT32),
-        _opt(8, "timeZone", STRING),
+        required(1, "schedule", STRING),
+        pointer(2, "startingDeadlineSeconds", INT64),
+        omitempty(3, "concurrencyPolicy", STRING),
+        pointer(4, "suspend", BOOL),
+        required(5, "jobTemplate", job_template),
+        pointer(6, "successfulJobsHistoryLimit", INT32),
+        pointer(7, "failedJobsHistoryLimit", INT32),
+        pointer(8, "timeZone", STRING),
     )
-    status = _message(
+    status = message(
         package + "CronJobStatus",
-        _rep(1, "active", OBJECT_REFERENCE),
-        _opt(4, "lastScheduleTime", TIME),
-        _opt(5, "lastSuccessfulTime", TIME),
+        repeated(1, "active", OBJECT_REFERENCE),
+        pointer(4, "lastScheduleTime", TIME),
+        pointer(5, "lastSuccessfulTime", TIME),
     )
-    return _message(
+    return message(
         package + "CronJob",
-        _f(1, "metadata", OBJECT_META),
-        _f(2, "spec", spec),
-        _f(3, "status", status),
+        omitempty(1, "metadata", OBJECT_META),
+        omitempty(2, "spec", spec),
+        omitempty(3, "status", status),
     )
 
 

@@ -101,29 +101,39 @@ class Message:
         object.__setattr__(self, "by_number", {f.number: f for f in self.fields})
 
 
-def _f(number: int, name: str, type_: ValueType | str) -> Field:
+# The builders of the tables below and in the sibling modules: each names the
+# Go shape of a field (pointer or not, ``omitempty`` or not, repeated, map,
+# embedded), which decides how its zero value shows in JSON.
+
+
+def omitempty(number: int, name: str, type_: ValueType | str) -> Field:
+    """A non-pointer field with ``omitempty``: a zero value is left out of JSON."""
     return Field(number, name, type_)
 
 
-def _opt(number: int, name: str, type_: ValueType | str) -> Field:
+def pointer(number: int, name: str, type_: ValueType | str) -> Field:
+    """A pointer field: written when set, even to its zero value."""
     return Field(number, name, type_, optional=True)
 
 
-def _req(number: int, name: str, type_: ValueType | str) -> Field:
+def required(number: int, name: str, type_: ValueType | str) -> Field:
     """A non-pointer field without ``omitempty``: its zero value shows in JSON."""
     return Field(number, name, type_, omitempty=False)
 
 
-def _rep(number: int, name: str, type_: ValueType | str) -> Field:
+def repeated(number: int, name: str, type_: ValueType | str) -> Field:
+    """A slice: ``repeated`` on the wire, left out of JSON when empty."""
     return Field(number, name, type_, Label.REPEATED)
 
 
-def _map(number: int, name: str, type_: ValueType | str) -> Field:
+def map_of(number: int, name: str, type_: ValueType | str) -> Field:
+    """A ``map[string]V``: repeated key/value entries on the wire."""
     return Field(number, name, type_, Label.MAP)
 
 
-def _inline(number: int, message: str) -> Field:
-    return Field(number, "", message, inline=True)
+def inline(number: int, message_name: str) -> Field:
+    """An embedded struct (``json:",inline"``): its fields sit in the parent's object."""
+    return Field(number, "", message_name, inline=True)
 
 
 STRING = ValueType.STRING
@@ -139,7 +149,8 @@ QUANTITY = ValueType.QUANTITY
 MESSAGES: dict[str, Message] = {}
 
 
-def _message(name: str, *fields: Field, custom_json: CustomJSON | None = None) -> str:
+def message(name: str, *fields: Field, custom_json: CustomJSON | None = None) -> str:
+    """Declare message ``name`` with ``fields``; its name, for the fields that hold it."""
     MESSAGES[name] = Message(name, tuple(sorted(fields, key=lambda f: f.number)), custom_json)
     return name
 
@@ -148,242 +159,242 @@ def _message(name: str, *fields: Field, custom_json: CustomJSON | None = None) -
 
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 
-OWNER_REFERENCE = _message(
+OWNER_REFERENCE = message(
     _META + "OwnerReference",
-    _req(1, "kind", STRING),
-    _req(3, "name", STRING),
-    _req(4, "uid", STRING),
-    _req(5, "apiVersion", STRING),
-    _opt(6, "controller", BOOL),
-    _opt(7, "blockOwnerDeletion", BOOL),
+    required(1, "kind", STRING),
+    required(3, "name", STRING),
+    required(4, "uid", STRING),
+    required(5, "apiVersion", STRING),
+    pointer(6, "controller", BOOL),
+    pointer(7, "blockOwnerDeletion", BOOL),
 )
-MANAGED_FIELDS_ENTRY = _message(
+MANAGED_FIELDS_ENTRY = message(
     _META + "ManagedFieldsEntry",
-    _f(1, "manager", STRING),
-    _f(2, "operation", STRING),
-    _f(3, "apiVersion", STRING),
-    _opt(4, "time", TIME),
-    _f(6, "fieldsType", STRING),
+    omitempty(1, "manager", STRING),
+    omitempty(2, "operation", STRING),
+    omitempty(3, "apiVersion", STRING),
+    pointer(4, "time", TIME),
+    omitempty(6, "fieldsType", STRING),
     Field(7, "fieldsV1", ValueType.FIELDS_V1, optional=True),
-    _f(8, "subresource", STRING),
+    omitempty(8, "subresource", STRING),
 )
-OBJECT_META = _message(
+OBJECT_META = message(
     _META + "ObjectMeta",
-    _f(1, "name", STRING),
-    _f(2, "generateName", STRING),
-    _f(3, "namespace", STRING),
-    _f(4, "selfLink", STRING),
-    _f(5, "uid", STRING),
-    _f(6, "resourceVersion", STRING),
-    _f(7, "generation", INT64),
-    _f(8, "creationTimestamp", TIME),
-    _opt(9, "deletionTimestamp", TIME),
-    _opt(10, "deletionGracePeriodSeconds", INT64),
-    _map(11, "labels", STRING),
-    _map(12, "annotations", STRING),
-    _rep(13, "ownerReferences", OWNER_REFERENCE),
-    _rep(14, "finalizers", STRING),
-    _rep(17, "managedFields", MANAGED_FIELDS_ENTRY),
+    omitempty(1, "name", STRING),
+    omitempty(2, "generateName", STRING),
+    omitempty(3, "namespace", STRING),
+    omitempty(4, "selfLink", STRING),
+    omitempty(5, "uid", STRING),
+    omitempty(6, "resourceVersion", STRING),
+    omitempty(7, "generation", INT64),
+    omitempty(8, "creationTimestamp", TIME),
+    pointer(9, "deletionTimestamp", TIME),
+    pointer(10, "deletionGracePeriodSeconds", INT64),
+    map_of(11, "labels", STRING),
+    map_of(12, "annotations", STRING),
+    repeated(13, "ownerReferences", OWNER_REFERENCE),
+    repeated(14, "finalizers", STRING),
+    repeated(17, "managedFields", MANAGED_FIELDS_ENTRY),
 )
-LIST_META = _message(
+LIST_META = message(
     _META + "ListMeta",
-    _f(1, "selfLink", STRING),
-    _f(2, "resourceVersion", STRING),
-    _f(3, "continue", STRING),
-    _opt(4, "remainingItemCount", INT64),
+    omitempty(1, "selfLink", STRING),
+    omitempty(2, "resourceVersion", STRING),
+    omitempty(3, "continue", STRING),
+    pointer(4, "remainingItemCount", INT64),
 )
-STATUS_CAUSE = _message(
+STATUS_CAUSE = message(
     _META + "StatusCause",
-    _f(1, "reason", STRING),
-    _f(2, "message", STRING),
-    _f(3, "field", STRING),
+    omitempty(1, "reason", STRING),
+    omitempty(2, "message", STRING),
+    omitempty(3, "field", STRING),
 )
-STATUS_DETAILS = _message(
+STATUS_DETAILS = message(
     _META + "StatusDetails",
-    _f(1, "name", STRING),
-    _f(2, "group", STRING),
-    _f(3, "kind", STRING),
-    _rep(4, "causes", STATUS_CAUSE),
-    _f(5, "retryAfterSeconds", INT32),
-    _f(6, "uid", STRING),
+    omitempty(1, "name", STRING),
+    omitempty(2, "group", STRING),
+    omitempty(3, "kind", STRING),
+    repeated(4, "causes", STATUS_CAUSE),
+    omitempty(5, "retryAfterSeconds", INT32),
+    omitempty(6, "uid", STRING),
 )
-STATUS = _message(
+STATUS = message(
     _META + "Status",
-    _f(1, "metadata", LIST_META),
-    _f(2, "status", STRING),
-    _f(3, "message", STRING),
-    _f(4, "reason", STRING),
-    _opt(5, "details", STATUS_DETAILS),
-    _f(6, "code", INT32),
+    omitempty(1, "metadata", LIST_META),
+    omitempty(2, "status", STRING),
+    omitempty(3, "message", STRING),
+    omitempty(4, "reason", STRING),
+    pointer(5, "details", STATUS_DETAILS),
+    omitempty(6, "code", INT32),
 )
-PRECONDITIONS = _message(
+PRECONDITIONS = message(
     _META + "Preconditions",
-    _opt(1, "uid", STRING),
-    _opt(2, "resourceVersion", STRING),
+    pointer(1, "uid", STRING),
+    pointer(2, "resourceVersion", STRING),
 )
-DELETE_OPTIONS = _message(
+DELETE_OPTIONS = message(
     _META + "DeleteOptions",
-    _opt(1, "gracePeriodSeconds", INT64),
-    _opt(2, "preconditions", PRECONDITIONS),
-    _opt(3, "orphanDependents", BOOL),
-    _opt(4, "propagationPolicy", STRING),
-    _rep(5, "dryRun", STRING),
-    _opt(6, "ignoreStoreReadErrorWithClusterBreakingPotential", BOOL),
+    pointer(1, "gracePeriodSeconds", INT64),
+    pointer(2, "preconditions", PRECONDITIONS),
+    pointer(3, "orphanDependents", BOOL),
+    pointer(4, "propagationPolicy", STRING),
+    repeated(5, "dryRun", STRING),
+    pointer(6, "ignoreStoreReadErrorWithClusterBreakingPotential", BOOL),
 )
-LABEL_SELECTOR_REQUIREMENT = _message(
+LABEL_SELECTOR_REQUIREMENT = message(
     _META + "LabelSelectorRequirement",
-    _req(1, "key", STRING),
-    _req(2, "operator", STRING),
-    _rep(3, "values", STRING),
+    required(1, "key", STRING),
+    required(2, "operator", STRING),
+    repeated(3, "values", STRING),
 )
-LABEL_SELECTOR = _message(
+LABEL_SELECTOR = message(
     _META + "LabelSelector",
-    _map(1, "matchLabels", STRING),
-    _rep(2, "matchExpressions", LABEL_SELECTOR_REQUIREMENT),
+    map_of(1, "matchLabels", STRING),
+    repeated(2, "matchExpressions", LABEL_SELECTOR_REQUIREMENT),
 )
-CONDITION = _message(
+CONDITION = message(
     _META + "Condition",
-    _req(1, "type", STRING),
-    _req(2, "status", STRING),
-    _f(3, "observedGeneration", INT64),
-    _f(4, "lastTransitionTime", TIME),
-    _req(5, "reason", STRING),
-    _req(6, "message", STRING),
+    required(1, "type", STRING),
+    required(2, "status", STRING),
+    omitempty(3, "observedGeneration", INT64),
+    omitempty(4, "lastTransitionTime", TIME),
+    required(5, "reason", STRING),
+    required(6, "message", STRING),
 )
 
 # --- k8s.io/api/core/v1 ---------------------------------------------------------------------
 
 _CORE = "k8s.io.api.core.v1."
 
-OBJECT_REFERENCE = _message(
+OBJECT_REFERENCE = message(
     _CORE + "ObjectReference",
-    _f(1, "kind", STRING),
-    _f(2, "namespace", STRING),
-    _f(3, "name", STRING),
-    _f(4, "uid", STRING),
-    _f(5, "apiVersion", STRING),
-    _f(6, "resourceVersion", STRING),
-    _f(7, "fieldPath", STRING),
+    omitempty(1, "kind", STRING),
+    omitempty(2, "namespace", STRING),
+    omitempty(3, "name", STRING),
+    omitempty(4, "uid", STRING),
+    omitempty(5, "apiVersion", STRING),
+    omitempty(6, "resourceVersion", STRING),
+    omitempty(7, "fieldPath", STRING),
 )
-TYPED_LOCAL_OBJECT_REFERENCE = _message(
+TYPED_LOCAL_OBJECT_REFERENCE = message(
     _CORE + "TypedLocalObjectReference",
-    _opt(1, "apiGroup", STRING),
-    _req(2, "kind", STRING),
-    _req(3, "name", STRING),
+    pointer(1, "apiGroup", STRING),
+    required(2, "kind", STRING),
+    required(3, "name", STRING),
 )
-NAMESPACE_CONDITION = _message(
+NAMESPACE_CONDITION = message(
     _CORE + "NamespaceCondition",
-    _req(1, "type", STRING),
-    _req(2, "status", STRING),
-    _f(4, "lastTransitionTime", TIME),
-    _f(5, "reason", STRING),
-    _f(6, "message", STRING),
+    required(1, "type", STRING),
+    required(2, "status", STRING),
+    omitempty(4, "lastTransitionTime", TIME),
+    omitempty(5, "reason", STRING),
+    omitempty(6, "message", STRING),
 )
-NAMESPACE = _message(
+NAMESPACE = message(
     _CORE + "Namespace",
-    _f(1, "metadata", OBJECT_META),
-    _f(2, "spec", _message(_CORE + "NamespaceSpec", _rep(1, "finalizers", STRING))),
-    _f(
+    omitempty(1, "metadata", OBJECT_META),
+    omitempty(2, "spec", message(_CORE + "NamespaceSpec", repeated(1, "finalizers", STRING))),
+    omitempty(
         3,
         "status",
-        _message(
+        message(
             _CORE + "NamespaceStatus",
-            _f(1, "phase", STRING),
-            _rep(2, "conditions", NAMESPACE_CONDITION),
+            omitempty(1, "phase", STRING),
+            repeated(2, "conditions", NAMESPACE_CONDITION),
         ),
     ),
 )
-CONFIG_MAP = _message(
+CONFIG_MAP = message(
     _CORE + "ConfigMap",
-    _f(1, "metadata", OBJECT_META),
-    _map(2, "data", STRING),
-    _map(3, "binaryData", BYTES),
-    _opt(4, "immutable", BOOL),
+    omitempty(1, "metadata", OBJECT_META),
+    map_of(2, "data", STRING),
+    map_of(3, "binaryData", BYTES),
+    pointer(4, "immutable", BOOL),
 )
-SECRET = _message(
+SECRET = message(
     _CORE + "Secret",
-    _f(1, "metadata", OBJECT_META),
-    _map(2, "data", BYTES),
-    _f(3, "type", STRING),
-    _map(4, "stringData", STRING),
-    _opt(5, "immutable", BOOL),
+    omitempty(1, "metadata", OBJECT_META),
+    map_of(2, "data", BYTES),
+    omitempty(3, "type", STRING),
+    map_of(4, "stringData", STRING),
+    pointer(5, "immutable", BOOL),
 )
-ENDPOINT_ADDRESS = _message(
+ENDPOINT_ADDRESS = message(
     _CORE + "EndpointAddress",
-    _req(1, "ip", STRING),
-    _opt(2, "targetRef", OBJECT_REFERENCE),
-    _f(3, "hostname", STRING),
-    _opt(4, "nodeName", STRING),
+    required(1, "ip", STRING),
+    pointer(2, "targetRef", OBJECT_REFERENCE),
+    omitempty(3, "hostname", STRING),
+    pointer(4, "nodeName", STRING),
 )
-CORE_ENDPOINT_PORT = _message(
+CORE_ENDPOINT_PORT = message(
     _CORE + "EndpointPort",
-    _f(1, "name", STRING),
-    _req(2, "port", INT32),
-    _f(3, "protocol", STRING),
-    _opt(4, "appProtocol", STRING),
+    omitempty(1, "name", STRING),
+    required(2, "port", INT32),
+    omitempty(3, "protocol", STRING),
+    pointer(4, "appProtocol", STRING),
 )
-ENDPOINTS = _message(
+ENDPOINTS = message(
     _CORE + "Endpoints",
-    _f(1, "metadata", OBJECT_META),
-    _rep(
+    omitempty(1, "metadata", OBJECT_META),
+    repeated(
         2,
         "subsets",
-        _message(
+        message(
             _CORE + "EndpointSubset",
-            _rep(1, "addresses", ENDPOINT_ADDRESS),
-            _rep(2, "notReadyAddresses", ENDPOINT_ADDRESS),
-            _rep(3, "ports", CORE_ENDPOINT_PORT),
+            repeated(1, "addresses", ENDPOINT_ADDRESS),
+            repeated(2, "notReadyAddresses", ENDPOINT_ADDRESS),
+            repeated(3, "ports", CORE_ENDPOINT_PORT),
         ),
     ),
 )
 
-EVENT_SOURCE = _message(
+EVENT_SOURCE = message(
     _CORE + "EventSource",
-    _f(1, "component", STRING),
-    _f(2, "host", STRING),
+    omitempty(1, "component", STRING),
+    omitempty(2, "host", STRING),
 )
-EVENT = _message(
+EVENT = message(
     _CORE + "Event",
-    _f(1, "metadata", OBJECT_META),
-    _f(2, "involvedObject", OBJECT_REFERENCE),
-    _f(3, "reason", STRING),
-    _f(4, "message", STRING),
-    _f(5, "source", EVENT_SOURCE),
-    _f(6, "firstTimestamp", TIME),
-    _f(7, "lastTimestamp", TIME),
-    _f(8, "count", INT32),
-    _f(9, "type", STRING),
-    _f(10, "eventTime", MICRO_TIME),
-    _opt(
+    omitempty(1, "metadata", OBJECT_META),
+    omitempty(2, "involvedObject", OBJECT_REFERENCE),
+    omitempty(3, "reason", STRING),
+    omitempty(4, "message", STRING),
+    omitempty(5, "source", EVENT_SOURCE),
+    omitempty(6, "firstTimestamp", TIME),
+    omitempty(7, "lastTimestamp", TIME),
+    omitempty(8, "count", INT32),
+    omitempty(9, "type", STRING),
+    omitempty(10, "eventTime", MICRO_TIME),
+    pointer(
         11,
         "series",
-        _message(
+        message(
             _CORE + "EventSeries",
-            _f(1, "count", INT32),
-            _f(2, "lastObservedTime", MICRO_TIME),
+            omitempty(1, "count", INT32),
+            omitempty(2, "lastObservedTime", MICRO_TIME),
         ),
     ),
-    _f(12, "action", STRING),
-    _opt(13, "related", OBJECT_REFERENCE),
-    _req(14, "reportingComponent", STRING),
-    _req(15, "reportingInstance", STRING),
+    omitempty(12, "action", STRING),
+    pointer(13, "related", OBJECT_REFERENCE),
+    required(14, "reportingComponent", STRING),
+    required(15, "reportingInstance", STRING),
 )
 
 # --- k8s.io/api/autoscaling/v1 (the scale subresource) ---------------------------------------
 
 _AUTOSCALING = "k8s.io.api.autoscaling.v1."
 
-SCALE = _message(
+SCALE = message(
     _AUTOSCALING + "Scale",
-    _f(1, "metadata", OBJECT_META),
-    _f(2, "spec", _message(_AUTOSCALING + "ScaleSpec", _f(1, "replicas", INT32))),
-    _f(
+    omitempty(1, "metadata", OBJECT_META),
+    omitempty(2, "spec", message(_AUTOSCALING + "ScaleSpec", omitempty(1, "replicas", INT32))),
+    omitempty(
         3,
         "status",
-        _message(
+        message(
             _AUTOSCALING + "ScaleStatus",
-            _req(1, "replicas", INT32),
-            _f(2, "selector", STRING),
+            required(1, "replicas", INT32),
+            omitempty(2, "selector", STRING),
         ),
     ),
 )
@@ -392,17 +403,17 @@ SCALE = _message(
 
 _ADMISSION = "k8s.io.api.admissionregistration.v1."
 
-RULE_WITH_OPERATIONS = _message(
+RULE_WITH_OPERATIONS = message(
     _ADMISSION + "RuleWithOperations",
-    _rep(1, "operations", STRING),
-    _inline(
+    repeated(1, "operations", STRING),
+    inline(
         2,
-        _message(
+        message(
             _ADMISSION + "Rule",
-            _rep(1, "apiGroups", STRING),
-            _rep(2, "apiVersions", STRING),
-            _rep(3, "resources", STRING),
-            _opt(4, "scope", STRING),
+            repeated(1, "apiGroups", STRING),
+            repeated(2, "apiVersions", STRING),
+            repeated(3, "resources", STRING),
+            pointer(4, "scope", STRING),
         ),
     ),
 )
@@ -411,80 +422,82 @@ RULE_WITH_OPERATIONS = _message(
 def webhook_client_config(package: str) -> str:
     """``WebhookClientConfig`` and its ``ServiceReference``: the same in admissionregistration
     and apiextensions (the CRD conversion webhook), under each package's name."""
-    service = _message(
+    service = message(
         package + "ServiceReference",
-        _req(1, "namespace", STRING),
-        _req(2, "name", STRING),
-        _opt(3, "path", STRING),
-        _opt(4, "port", INT32),
+        required(1, "namespace", STRING),
+        required(2, "name", STRING),
+        pointer(3, "path", STRING),
+        pointer(4, "port", INT32),
     )
-    return _message(
+    return message(
         package + "WebhookClientConfig",
-        _opt(1, "service", service),
-        _f(2, "caBundle", BYTES),
-        _opt(3, "url", STRING),
+        pointer(1, "service", service),
+        omitempty(2, "caBundle", BYTES),
+        pointer(3, "url", STRING),
     )
 
 
 WEBHOOK_CLIENT_CONFIG = webhook_client_config(_ADMISSION)
-MATCH_CONDITION = _message(
+MATCH_CONDITION = message(
     _ADMISSION + "MatchCondition",
-    _req(1, "name", STRING),
-    _req(2, "expression", STRING),
+    required(1, "name", STRING),
+    required(2, "expression", STRING),
 )
 
 
 def _webhook(name: str, object_selector: int, match_conditions: int, *extra: Field) -> str:
     """A mutating or validating webhook: the same fields, some under other numbers."""
-    return _message(
+    return message(
         _ADMISSION + name,
-        _req(1, "name", STRING),
-        _f(2, "clientConfig", WEBHOOK_CLIENT_CONFIG),
-        _rep(3, "rules", RULE_WITH_OPERATIONS),
-        _opt(4, "failurePolicy", STRING),
-        _opt(5, "namespaceSelector", LABEL_SELECTOR),
-        _opt(6, "sideEffects", STRING),
-        _opt(7, "timeoutSeconds", INT32),
-        _rep(8, "admissionReviewVersions", STRING),
-        _opt(9, "matchPolicy", STRING),
-        _opt(object_selector, "objectSelector", LABEL_SELECTOR),
-        _rep(match_conditions, "matchConditions", MATCH_CONDITION),
+        required(1, "name", STRING),
+        omitempty(2, "clientConfig", WEBHOOK_CLIENT_CONFIG),
+        repeated(3, "rules", RULE_WITH_OPERATIONS),
+        pointer(4, "failurePolicy", STRING),
+        pointer(5, "namespaceSelector", LABEL_SELECTOR),
+        pointer(6, "sideEffects", STRING),
+        pointer(7, "timeoutSeconds", INT32),
+        repeated(8, "admissionReviewVersions", STRING),
+        pointer(9, "matchPolicy", STRING),
+        pointer(object_selector, "objectSelector", LABEL_SELECTOR),
+        repeated(match_conditions, "matchConditions", MATCH_CONDITION),
         *extra,
     )
 
 
-MUTATING_WEBHOOK_CONFIGURATION = _message(
+MUTATING_WEBHOOK_CONFIGURATION = message(
     _ADMISSION + "MutatingWebhookConfiguration",
-    _f(1, "metadata", OBJECT_META),
-    _rep(
-        2, "webhooks", _webhook("MutatingWebhook", 11, 12, _opt(10, "reinvocationPolicy", STRING))
+    omitempty(1, "metadata", OBJECT_META),
+    repeated(
+        2,
+        "webhooks",
+        _webhook("MutatingWebhook", 11, 12, pointer(10, "reinvocationPolicy", STRING)),
     ),
 )
-VALIDATING_WEBHOOK_CONFIGURATION = _message(
+VALIDATING_WEBHOOK_CONFIGURATION = message(
     _ADMISSION + "ValidatingWebhookConfiguration",
-    _f(1, "metadata", OBJECT_META),
-    _rep(2, "webhooks", _webhook("ValidatingWebhook", 10, 11)),
+    omitempty(1, "metadata", OBJECT_META),
+    repeated(2, "webhooks", _webhook("ValidatingWebhook", 10, 11)),
 )
 
 # --- k8s.io/api/coordination/v1 --------------------------------------------------------------
 
 _COORDINATION = "k8s.io.api.coordination.v1."
 
-LEASE = _message(
+LEASE = message(
     _COORDINATION + "Lease",
-    _f(1, "metadata", OBJECT_META),
-    _f(
+    omitempty(1, "metadata", OBJECT_META),
+    omitempty(
         2,
         "spec",
-        _message(
+        message(
             _COORDINATION + "LeaseSpec",
-            _opt(1, "holderIdentity", STRING),
-            _opt(2, "leaseDurationSeconds", INT32),
-            _opt(3, "acquireTime", MICRO_TIME),
-            _opt(4, "renewTime", MICRO_TIME),
-            _opt(5, "leaseTransitions", INT32),
-            _opt(6, "strategy", STRING),
-            _opt(7, "preferredHolder", STRING),
+            pointer(1, "holderIdentity", STRING),
+            pointer(2, "leaseDurationSeconds", INT32),
+            pointer(3, "acquireTime", MICRO_TIME),
+            pointer(4, "renewTime", MICRO_TIME),
+            pointer(5, "leaseTransitions", INT32),
+            pointer(6, "strategy", STRING),
+            pointer(7, "preferredHolder", STRING),
         ),
     ),
 )
@@ -493,52 +506,52 @@ LEASE = _message(
 
 _DISCOVERY = "k8s.io.api.discovery.v1."
 
-_FOR_ZONE = _message(_DISCOVERY + "ForZone", _req(1, "name", STRING))
-_FOR_NODE = _message(_DISCOVERY + "ForNode", _req(1, "name", STRING))
-DISCOVERY_ENDPOINT = _message(
+_FOR_ZONE = message(_DISCOVERY + "ForZone", required(1, "name", STRING))
+_FOR_NODE = message(_DISCOVERY + "ForNode", required(1, "name", STRING))
+DISCOVERY_ENDPOINT = message(
     _DISCOVERY + "Endpoint",
-    _rep(1, "addresses", STRING),
-    _f(
+    repeated(1, "addresses", STRING),
+    omitempty(
         2,
         "conditions",
-        _message(
+        message(
             _DISCOVERY + "EndpointConditions",
-            _opt(1, "ready", BOOL),
-            _opt(2, "serving", BOOL),
-            _opt(3, "terminating", BOOL),
+            pointer(1, "ready", BOOL),
+            pointer(2, "serving", BOOL),
+            pointer(3, "terminating", BOOL),
         ),
     ),
-    _opt(3, "hostname", STRING),
-    _opt(4, "targetRef", OBJECT_REFERENCE),
-    _map(5, "deprecatedTopology", STRING),
-    _opt(6, "nodeName", STRING),
-    _opt(7, "zone", STRING),
-    _opt(
+    pointer(3, "hostname", STRING),
+    pointer(4, "targetRef", OBJECT_REFERENCE),
+    map_of(5, "deprecatedTopology", STRING),
+    pointer(6, "nodeName", STRING),
+    pointer(7, "zone", STRING),
+    pointer(
         8,
         "hints",
-        _message(
+        message(
             _DISCOVERY + "EndpointHints",
-            _rep(1, "forZones", _FOR_ZONE),
-            _rep(2, "forNodes", _FOR_NODE),
+            repeated(1, "forZones", _FOR_ZONE),
+            repeated(2, "forNodes", _FOR_NODE),
         ),
     ),
 )
-ENDPOINT_SLICE = _message(
+ENDPOINT_SLICE = message(
     _DISCOVERY + "EndpointSlice",
-    _f(1, "metadata", OBJECT_META),
-    _rep(2, "endpoints", DISCOVERY_ENDPOINT),
-    _rep(
+    omitempty(1, "metadata", OBJECT_META),
+    repeated(2, "endpoints", DISCOVERY_ENDPOINT),
+    repeated(
         3,
         "ports",
-        _message(
+        message(
             _DISCOVERY + "EndpointPort",
-            _opt(1, "name", STRING),
-            _opt(2, "protocol", STRING),
-            _opt(3, "port", INT32),
-            _opt(4, "appProtocol", STRING),
+            pointer(1, "name", STRING),
+            pointer(2, "protocol", STRING),
+            pointer(3, "port", INT32),
+            pointer(4, "appProtocol", STRING),
         ),
     ),
-    _req(4, "addressType", STRING),
+    required(4, "addressType", STRING),
 )
 
 # --- k8s.io/api/events/v1 and v1beta1 --------------------------------------------------------
@@ -546,28 +559,28 @@ ENDPOINT_SLICE = _message(
 
 def _events_event(package: str) -> str:
     """events.k8s.io Event: v1beta1 and v1 have the same fields under the same numbers."""
-    series = _message(
+    series = message(
         package + "EventSeries",
-        _req(1, "count", INT32),
-        _f(2, "lastObservedTime", MICRO_TIME),
+        required(1, "count", INT32),
+        omitempty(2, "lastObservedTime", MICRO_TIME),
     )
-    return _message(
+    return message(
         package + "Event",
-        _f(1, "metadata", OBJECT_META),
-        _f(2, "eventTime", MICRO_TIME),
-        _opt(3, "series", series),
-        _f(4, "reportingController", STRING),
-        _f(5, "reportingInstance", STRING),
-        _f(6, "action", STRING),
-        _f(7, "reason", STRING),
-        _f(8, "regarding", OBJECT_REFERENCE),
-        _opt(9, "related", OBJECT_REFERENCE),
-        _f(10, "note", STRING),
-        _f(11, "type", STRING),
-        _f(12, "deprecatedSource", EVENT_SOURCE),
-        _f(13, "deprecatedFirstTimestamp", TIME),
-        _f(14, "deprecatedLastTimestamp", TIME),
-        _f(15, "deprecatedCount", INT32),
+        omitempty(1, "metadata", OBJECT_META),
+        omitempty(2, "eventTime", MICRO_TIME),
+        pointer(3, "series", series),
+        omitempty(4, "reportingController", STRING),
+        omitempty(5, "reportingInstance", STRING),
+        omitempty(6, "action", STRING),
+        omitempty(7, "reason", STRING),
+        omitempty(8, "regarding", OBJECT_REFERENCE),
+        pointer(9, "related", OBJECT_REFERENCE),
+        omitempty(10, "note", STRING),
+        omitempty(11, "type", STRING),
+        omitempty(12, "deprecatedSource", EVENT_SOURCE),
+        omitempty(13, "deprecatedFirstTimestamp", TIME),
+        omitempty(14, "deprecatedLastTimestamp", TIME),
+        omitempty(15, "deprecatedCount", INT32),
     )
 
 
@@ -579,66 +592,70 @@ EVENTS_EVENT_BETA = _events_event("k8s.io.api.events.v1beta1.")
 
 def _ingress(package: str, backend: tuple[Field, ...], default_backend: str) -> str:
     """Ingress of one networking version: only the backend differs between v1beta1 and v1."""
-    port_status = _message(
+    port_status = message(
         package + "IngressPortStatus",
-        _req(1, "port", INT32),
-        _req(2, "protocol", STRING),
-        _opt(3, "error", STRING),
+        required(1, "port", INT32),
+        required(2, "protocol", STRING),
+        pointer(3, "error", STRING),
     )
-    ingress_backend = _message(package + "IngressBackend", *backend)
-    http_path = _message(
+    ingress_backend = message(package + "IngressBackend", *backend)
+    http_path = message(
         package + "HTTPIngressPath",
-        _f(1, "path", STRING),
-        _f(2, "backend", ingress_backend),
-        _opt(3, "pathType", STRING),
+        omitempty(1, "path", STRING),
+        omitempty(2, "backend", ingress_backend),
+        pointer(3, "pathType", STRING),
     )
-    rule_value = _message(
+    rule_value = message(
         package + "IngressRuleValue",
-        _opt(
+        pointer(
             1,
             "http",
-            _message(
+            message(
                 package + "HTTPIngressRuleValue",
-                _rep(1, "paths", http_path),
+                repeated(1, "paths", http_path),
             ),
         ),
     )
-    spec = _message(
+    spec = message(
         package + "IngressSpec",
-        _opt(1, default_backend, ingress_backend),
-        _rep(
+        pointer(1, default_backend, ingress_backend),
+        repeated(
             2,
             "tls",
-            _message(package + "IngressTLS", _rep(1, "hosts", STRING), _f(2, "secretName", STRING)),
+            message(
+                package + "IngressTLS",
+                repeated(1, "hosts", STRING),
+                omitempty(2, "secretName", STRING),
+            ),
         ),
-        _rep(
+        repeated(
             3,
             "rules",
-            _message(package + "IngressRule", _f(1, "host", STRING), _inline(2, rule_value)),
+            message(package + "IngressRule", omitempty(1, "host", STRING), inline(2, rule_value)),
         ),
-        _opt(4, "ingressClassName", STRING),
+        pointer(4, "ingressClassName", STRING),
     )
-    load_balancer_ingress = _message(
+    load_balancer_ingress = message(
         package + "IngressLoadBalancerIngress",
-        _f(1, "ip", STRING),
-        _f(2, "hostname", STRING),
-        _rep(4, "ports", port_status),
+        omitempty(1, "ip", STRING),
+        omitempty(2, "hostname", STRING),
+        repeated(4, "ports", port_status),
     )
-    status = _message(
+    status = message(
         package + "IngressStatus",
-        _f(
+        omitempty(
             1,
             "loadBalancer",
-            _message(
-                package + "IngressLoadBalancerStatus", _rep(1, "ingress", load_balancer_ingress)
+            message(
+                package + "IngressLoadBalancerStatus", repeated(1, "ingress", load_balancer_ingress)
             ),
         ),
     )
-    return _message(
+    return message(
         package + "Ingress",
-        _f(1, "metadata", OBJECT_META),
-        _f(2, "spec", spec),
-        _f(3, "status", status),
+        omitempty(1, "metadata", OBJECT_META),
+        omitempty(2, "spec", spec),
+        omitempty(3, "status", status),
     )
 
 
@@ -648,20 +665,20 @@ _NETWORKING_BETA = "k8s.io.api.networking.v1beta1."
 INGRESS = _ingress(
     _NETWORKING,
     (
-        _opt(3, "resource", TYPED_LOCAL_OBJECT_REFERENCE),
-        _opt(
+        pointer(3, "resource", TYPED_LOCAL_OBJECT_REFERENCE),
+        pointer(
             4,
             "service",
-            _message(
+            message(
                 _NETWORKING + "IngressServiceBackend",
-                _req(1, "name", STRING),
-                _f(
+                required(1, "name", STRING),
+                omitempty(
                     2,
                     "port",
-                    _message(
+                    message(
                         _NETWORKING + "ServiceBackendPort",
-                        _f(1, "name", STRING),
-                        _f(2, "number", INT32),
+                        omitempty(1, "name", STRING),
+                        omitempty(2, "number", INT32),
                     ),
                 ),
             ),
@@ -672,9 +689,9 @@ INGRESS = _ingress(
 INGRESS_BETA = _ingress(
     _NETWORKING_BETA,
     (
-        _f(1, "serviceName", STRING),
-        _f(2, "servicePort", INT_OR_STRING),
-        _opt(3, "resource", TYPED_LOCAL_OBJECT_REFERENCE),
+        omitempty(1, "serviceName", STRING),
+        omitempty(2, "servicePort", INT_OR_STRING),
+        pointer(3, "resource", TYPED_LOCAL_OBJECT_REFERENCE),
     ),
     "backend",
 )
@@ -684,28 +701,28 @@ INGRESS_BETA = _ingress(
 
 def _pod_disruption_budget(package: str) -> str:
     """PodDisruptionBudget: v1beta1 and v1 have the same fields under the same numbers."""
-    spec = _message(
+    spec = message(
         package + "PodDisruptionBudgetSpec",
-        _opt(1, "minAvailable", INT_OR_STRING),
-        _opt(2, "selector", LABEL_SELECTOR),
-        _opt(3, "maxUnavailable", INT_OR_STRING),
-        _opt(4, "unhealthyPodEvictionPolicy", STRING),
+        pointer(1, "minAvailable", INT_OR_STRING),
+        pointer(2, "selector", LABEL_SELECTOR),
+        pointer(3, "maxUnavailable", INT_OR_STRING),
+        pointer(4, "unhealthyPodEvictionPolicy", STRING),
     )
-    status = _message(
+    status = message(
         package + "PodDisruptionBudgetStatus",
-        _f(1, "observedGeneration", INT64),
-        _map(2, "disruptedPods", TIME),
-        _req(3, "disruptionsAllowed", INT32),
-        _req(4, "currentHealthy", INT32),
-        _req(5, "desiredHealthy", INT32),
-        _req(6, "expectedPods", INT32),
-        _rep(7, "conditions", CONDITION),
+        omitempty(1, "observedGeneration", INT64),
+        map_of(2, "disruptedPods", TIME),
+        required(3, "disruptionsAllowed", INT32),
+        required(4, "currentHealthy", INT32),
+        required(5, "desiredHealthy", INT32),
+        required(6, "expectedPods", INT32),
+        repeated(7, "conditions", CONDITION),
     )
-    return _message(
+    return message(
         package + "PodDisruptionBudget",
-        _f(1, "metadata", OBJECT_META),
-        _f(2, "spec", spec),
-        _f(3, "status", status),
+        omitempty(1, "metadata", OBJECT_META),
+        omitempty(2, "spec", spec),
+        omitempty(3, "status", status),
     )
 
 
@@ -740,7 +757,7 @@ KINDS: dict[tuple[str, str], str] = {
 
 def _list_message(item: str) -> str:
     """``<Kind>List``: every list kind has its metadata as field 1 and its items as 2."""
-    return _message(item + "List", _f(1, "metadata", LIST_META), _rep(2, "items", item))
+    return message(item + "List", omitempty(1, "metadata", LIST_META), repeated(2, "items", item))
 
 
 KINDS.update(
@@ -752,10 +769,10 @@ KINDS.update(
 KINDS["autoscaling/v1", "Scale"] = SCALE
 
 
-def register_kind(api_version: str, kind: str, message: str) -> None:
+def register_kind(api_version: str, kind: str, message_name: str) -> None:
     """Serve ``kind`` and its list in protobuf (for the tables of other modules)."""
-    KINDS[api_version, kind] = message
-    KINDS[api_version, kind + "List"] = _list_message(message)
+    KINDS[api_version, kind] = message_name
+    KINDS[api_version, kind + "List"] = _list_message(message_name)
 
 
 #: Kinds of ``meta.k8s.io/v1`` that every group version carries (``AddToGroupVersion``).

@@ -28,20 +28,20 @@ from kapi.runtime.protobuf_messages import (
     STRING,
     TYPED_LOCAL_OBJECT_REFERENCE,
     Field,
-    _f,
-    _inline,
-    _map,
-    _message,
-    _opt,
-    _rep,
-    _req,
+    inline,
+    map_of,
+    message,
+    omitempty,
+    pointer,
+    repeated,
+    required,
 )
 
 _CORE = "k8s.io.api.core.v1."
 
 
 def _core(name: str, *fields: Field) -> str:
-    return _message(_CORE + name, *fields)
+    return message(_CORE + name, *fields)
 
 
 def _alike(names: tuple[str, ...], *fields: Field) -> tuple[str, ...]:
@@ -49,479 +49,499 @@ def _alike(names: tuple[str, ...], *fields: Field) -> tuple[str, ...]:
     return tuple(_core(name, *fields) for name in names)
 
 
-LOCAL_OBJECT_REFERENCE = _core("LocalObjectReference", _f(1, "name", STRING))
+LOCAL_OBJECT_REFERENCE = _core("LocalObjectReference", omitempty(1, "name", STRING))
 KEY_TO_PATH = _core(
     "KeyToPath",
-    _req(1, "key", STRING),
-    _req(2, "path", STRING),
-    _opt(3, "mode", INT32),
+    required(1, "key", STRING),
+    required(2, "path", STRING),
+    pointer(3, "mode", INT32),
 )
 OBJECT_FIELD_SELECTOR = _core(
     "ObjectFieldSelector",
-    _f(1, "apiVersion", STRING),
-    _req(2, "fieldPath", STRING),
+    omitempty(1, "apiVersion", STRING),
+    required(2, "fieldPath", STRING),
 )
 RESOURCE_FIELD_SELECTOR = _core(
     "ResourceFieldSelector",
-    _f(1, "containerName", STRING),
-    _req(2, "resource", STRING),
+    omitempty(1, "containerName", STRING),
+    required(2, "resource", STRING),
     # Not a pointer: a struct, so ``omitempty`` keeps it, as "0" when unset.
-    _f(3, "divisor", QUANTITY),
+    omitempty(3, "divisor", QUANTITY),
 )
 VOLUME_RESOURCE_REQUIREMENTS = _core(
     "VolumeResourceRequirements",
-    _map(1, "limits", QUANTITY),
-    _map(2, "requests", QUANTITY),
+    map_of(1, "limits", QUANTITY),
+    map_of(2, "requests", QUANTITY),
 )
 RESOURCE_REQUIREMENTS = _core(
     "ResourceRequirements",
-    _map(1, "limits", QUANTITY),
-    _map(2, "requests", QUANTITY),
-    _rep(3, "claims", _core("ResourceClaim", _req(1, "name", STRING), _f(2, "request", STRING))),
+    map_of(1, "limits", QUANTITY),
+    map_of(2, "requests", QUANTITY),
+    repeated(
+        3,
+        "claims",
+        _core("ResourceClaim", required(1, "name", STRING), omitempty(2, "request", STRING)),
+    ),
 )
 
 # --- volumes ---------------------------------------------------------------------------------
 
 DOWNWARD_API_VOLUME_FILE = _core(
     "DownwardAPIVolumeFile",
-    _req(1, "path", STRING),
-    _opt(2, "fieldRef", OBJECT_FIELD_SELECTOR),
-    _opt(3, "resourceFieldRef", RESOURCE_FIELD_SELECTOR),
-    _opt(4, "mode", INT32),
+    required(1, "path", STRING),
+    pointer(2, "fieldRef", OBJECT_FIELD_SELECTOR),
+    pointer(3, "resourceFieldRef", RESOURCE_FIELD_SELECTOR),
+    pointer(4, "mode", INT32),
 )
 SECRET_PROJECTION, CONFIG_MAP_PROJECTION = _alike(
     ("SecretProjection", "ConfigMapProjection"),
-    _inline(1, LOCAL_OBJECT_REFERENCE),
-    _rep(2, "items", KEY_TO_PATH),
-    _opt(4, "optional", BOOL),
+    inline(1, LOCAL_OBJECT_REFERENCE),
+    repeated(2, "items", KEY_TO_PATH),
+    pointer(4, "optional", BOOL),
 )
 VOLUME_PROJECTION = _core(
     "VolumeProjection",
-    _opt(1, "secret", SECRET_PROJECTION),
-    _opt(
+    pointer(1, "secret", SECRET_PROJECTION),
+    pointer(
         2,
         "downwardAPI",
-        _core("DownwardAPIProjection", _rep(1, "items", DOWNWARD_API_VOLUME_FILE)),
+        _core("DownwardAPIProjection", repeated(1, "items", DOWNWARD_API_VOLUME_FILE)),
     ),
-    _opt(3, "configMap", CONFIG_MAP_PROJECTION),
-    _opt(
+    pointer(3, "configMap", CONFIG_MAP_PROJECTION),
+    pointer(
         4,
         "serviceAccountToken",
         _core(
             "ServiceAccountTokenProjection",
-            _f(1, "audience", STRING),
-            _opt(2, "expirationSeconds", INT64),
-            _req(3, "path", STRING),
+            omitempty(1, "audience", STRING),
+            pointer(2, "expirationSeconds", INT64),
+            required(3, "path", STRING),
         ),
     ),
-    _opt(
+    pointer(
         5,
         "clusterTrustBundle",
         _core(
             "ClusterTrustBundleProjection",
-            _opt(1, "name", STRING),
-            _opt(2, "signerName", STRING),
-            _opt(3, "labelSelector", LABEL_SELECTOR),
-            _req(4, "path", STRING),
-            _opt(5, "optional", BOOL),
+            pointer(1, "name", STRING),
+            pointer(2, "signerName", STRING),
+            pointer(3, "labelSelector", LABEL_SELECTOR),
+            required(4, "path", STRING),
+            pointer(5, "optional", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         6,
         "podCertificate",
         _core(
             "PodCertificateProjection",
-            _f(1, "signerName", STRING),
-            _f(2, "keyType", STRING),
-            _opt(3, "maxExpirationSeconds", INT32),
-            _f(4, "credentialBundlePath", STRING),
-            _f(5, "keyPath", STRING),
-            _f(6, "certificateChainPath", STRING),
-            _map(7, "userAnnotations", STRING),
+            omitempty(1, "signerName", STRING),
+            omitempty(2, "keyType", STRING),
+            pointer(3, "maxExpirationSeconds", INT32),
+            omitempty(4, "credentialBundlePath", STRING),
+            omitempty(5, "keyPath", STRING),
+            omitempty(6, "certificateChainPath", STRING),
+            map_of(7, "userAnnotations", STRING),
         ),
     ),
 )
 PERSISTENT_VOLUME_CLAIM_SPEC = _core(
     "PersistentVolumeClaimSpec",
-    _rep(1, "accessModes", STRING),
-    _f(2, "resources", VOLUME_RESOURCE_REQUIREMENTS),
-    _f(3, "volumeName", STRING),
-    _opt(4, "selector", LABEL_SELECTOR),
-    _opt(5, "storageClassName", STRING),
-    _opt(6, "volumeMode", STRING),
-    _opt(7, "dataSource", TYPED_LOCAL_OBJECT_REFERENCE),
-    _opt(
+    repeated(1, "accessModes", STRING),
+    omitempty(2, "resources", VOLUME_RESOURCE_REQUIREMENTS),
+    omitempty(3, "volumeName", STRING),
+    pointer(4, "selector", LABEL_SELECTOR),
+    pointer(5, "storageClassName", STRING),
+    pointer(6, "volumeMode", STRING),
+    pointer(7, "dataSource", TYPED_LOCAL_OBJECT_REFERENCE),
+    pointer(
         8,
         "dataSourceRef",
         _core(
             "TypedObjectReference",
-            _opt(1, "apiGroup", STRING),
-            _req(2, "kind", STRING),
-            _req(3, "name", STRING),
-            _opt(4, "namespace", STRING),
+            pointer(1, "apiGroup", STRING),
+            required(2, "kind", STRING),
+            required(3, "name", STRING),
+            pointer(4, "namespace", STRING),
         ),
     ),
-    _opt(9, "volumeAttributesClassName", STRING),
+    pointer(9, "volumeAttributesClassName", STRING),
 )
 PERSISTENT_VOLUME_CLAIM_TEMPLATE = _core(
     "PersistentVolumeClaimTemplate",
-    _f(1, "metadata", OBJECT_META),
-    _req(2, "spec", PERSISTENT_VOLUME_CLAIM_SPEC),
+    omitempty(1, "metadata", OBJECT_META),
+    required(2, "spec", PERSISTENT_VOLUME_CLAIM_SPEC),
 )
 #: ``VolumeSource``'s members, one per volume plugin, all pointers: a volume sets one.
 VOLUME_SOURCE = _core(
     "VolumeSource",
-    _opt(
+    pointer(
         1,
         "hostPath",
-        _core("HostPathVolumeSource", _req(1, "path", STRING), _opt(2, "type", STRING)),
+        _core("HostPathVolumeSource", required(1, "path", STRING), pointer(2, "type", STRING)),
     ),
-    _opt(
+    pointer(
         2,
         "emptyDir",
-        _core("EmptyDirVolumeSource", _f(1, "medium", STRING), _opt(2, "sizeLimit", QUANTITY)),
+        _core(
+            "EmptyDirVolumeSource",
+            omitempty(1, "medium", STRING),
+            pointer(2, "sizeLimit", QUANTITY),
+        ),
     ),
-    _opt(
+    pointer(
         3,
         "gcePersistentDisk",
         _core(
             "GCEPersistentDiskVolumeSource",
-            _req(1, "pdName", STRING),
-            _f(2, "fsType", STRING),
-            _f(3, "partition", INT32),
-            _f(4, "readOnly", BOOL),
+            required(1, "pdName", STRING),
+            omitempty(2, "fsType", STRING),
+            omitempty(3, "partition", INT32),
+            omitempty(4, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         4,
         "awsElasticBlockStore",
         _core(
             "AWSElasticBlockStoreVolumeSource",
-            _req(1, "volumeID", STRING),
-            _f(2, "fsType", STRING),
-            _f(3, "partition", INT32),
-            _f(4, "readOnly", BOOL),
+            required(1, "volumeID", STRING),
+            omitempty(2, "fsType", STRING),
+            omitempty(3, "partition", INT32),
+            omitempty(4, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         5,
         "gitRepo",
         _core(
             "GitRepoVolumeSource",
-            _req(1, "repository", STRING),
-            _f(2, "revision", STRING),
-            _f(3, "directory", STRING),
+            required(1, "repository", STRING),
+            omitempty(2, "revision", STRING),
+            omitempty(3, "directory", STRING),
         ),
     ),
-    _opt(
+    pointer(
         6,
         "secret",
         _core(
             "SecretVolumeSource",
-            _f(1, "secretName", STRING),
-            _rep(2, "items", KEY_TO_PATH),
-            _opt(3, "defaultMode", INT32),
-            _opt(4, "optional", BOOL),
+            omitempty(1, "secretName", STRING),
+            repeated(2, "items", KEY_TO_PATH),
+            pointer(3, "defaultMode", INT32),
+            pointer(4, "optional", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         7,
         "nfs",
         _core(
             "NFSVolumeSource",
-            _req(1, "server", STRING),
-            _req(2, "path", STRING),
-            _f(3, "readOnly", BOOL),
+            required(1, "server", STRING),
+            required(2, "path", STRING),
+            omitempty(3, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         8,
         "iscsi",
         _core(
             "ISCSIVolumeSource",
-            _req(1, "targetPortal", STRING),
-            _req(2, "iqn", STRING),
-            _req(3, "lun", INT32),
-            _f(4, "iscsiInterface", STRING),
-            _f(5, "fsType", STRING),
-            _f(6, "readOnly", BOOL),
-            _rep(7, "portals", STRING),
-            _f(8, "chapAuthDiscovery", BOOL),
-            _opt(10, "secretRef", LOCAL_OBJECT_REFERENCE),
-            _f(11, "chapAuthSession", BOOL),
-            _opt(12, "initiatorName", STRING),
+            required(1, "targetPortal", STRING),
+            required(2, "iqn", STRING),
+            required(3, "lun", INT32),
+            omitempty(4, "iscsiInterface", STRING),
+            omitempty(5, "fsType", STRING),
+            omitempty(6, "readOnly", BOOL),
+            repeated(7, "portals", STRING),
+            omitempty(8, "chapAuthDiscovery", BOOL),
+            pointer(10, "secretRef", LOCAL_OBJECT_REFERENCE),
+            omitempty(11, "chapAuthSession", BOOL),
+            pointer(12, "initiatorName", STRING),
         ),
     ),
-    _opt(
+    pointer(
         9,
         "glusterfs",
         _core(
             "GlusterfsVolumeSource",
-            _req(1, "endpoints", STRING),
-            _req(2, "path", STRING),
-            _f(3, "readOnly", BOOL),
+            required(1, "endpoints", STRING),
+            required(2, "path", STRING),
+            omitempty(3, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         10,
         "persistentVolumeClaim",
         _core(
             "PersistentVolumeClaimVolumeSource",
-            _req(1, "claimName", STRING),
-            _f(2, "readOnly", BOOL),
+            required(1, "claimName", STRING),
+            omitempty(2, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         11,
         "rbd",
         _core(
             "RBDVolumeSource",
-            _rep(1, "monitors", STRING),
-            _req(2, "image", STRING),
-            _f(3, "fsType", STRING),
-            _f(4, "pool", STRING),
-            _f(5, "user", STRING),
-            _f(6, "keyring", STRING),
-            _opt(7, "secretRef", LOCAL_OBJECT_REFERENCE),
-            _f(8, "readOnly", BOOL),
+            repeated(1, "monitors", STRING),
+            required(2, "image", STRING),
+            omitempty(3, "fsType", STRING),
+            omitempty(4, "pool", STRING),
+            omitempty(5, "user", STRING),
+            omitempty(6, "keyring", STRING),
+            pointer(7, "secretRef", LOCAL_OBJECT_REFERENCE),
+            omitempty(8, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         12,
         "flexVolume",
         _core(
             "FlexVolumeSource",
-            _req(1, "driver", STRING),
-            _f(2, "fsType", STRING),
-            _opt(3, "secretRef", LOCAL_OBJECT_REFERENCE),
-            _f(4, "readOnly", BOOL),
-            _map(5, "options", STRING),
+            required(1, "driver", STRING),
+            omitempty(2, "fsType", STRING),
+            pointer(3, "secretRef", LOCAL_OBJECT_REFERENCE),
+            omitempty(4, "readOnly", BOOL),
+            map_of(5, "options", STRING),
         ),
     ),
-    _opt(
+    pointer(
         13,
         "cinder",
         _core(
             "CinderVolumeSource",
-            _req(1, "volumeID", STRING),
-            _f(2, "fsType", STRING),
-            _f(3, "readOnly", BOOL),
-            _opt(4, "secretRef", LOCAL_OBJECT_REFERENCE),
+            required(1, "volumeID", STRING),
+            omitempty(2, "fsType", STRING),
+            omitempty(3, "readOnly", BOOL),
+            pointer(4, "secretRef", LOCAL_OBJECT_REFERENCE),
         ),
     ),
-    _opt(
+    pointer(
         14,
         "cephfs",
         _core(
             "CephFSVolumeSource",
-            _rep(1, "monitors", STRING),
-            _f(2, "path", STRING),
-            _f(3, "user", STRING),
-            _f(4, "secretFile", STRING),
-            _opt(5, "secretRef", LOCAL_OBJECT_REFERENCE),
-            _f(6, "readOnly", BOOL),
+            repeated(1, "monitors", STRING),
+            omitempty(2, "path", STRING),
+            omitempty(3, "user", STRING),
+            omitempty(4, "secretFile", STRING),
+            pointer(5, "secretRef", LOCAL_OBJECT_REFERENCE),
+            omitempty(6, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         15,
         "flocker",
-        _core("FlockerVolumeSource", _f(1, "datasetName", STRING), _f(2, "datasetUUID", STRING)),
+        _core(
+            "FlockerVolumeSource",
+            omitempty(1, "datasetName", STRING),
+            omitempty(2, "datasetUUID", STRING),
+        ),
     ),
-    _opt(
+    pointer(
         16,
         "downwardAPI",
         _core(
             "DownwardAPIVolumeSource",
-            _rep(1, "items", DOWNWARD_API_VOLUME_FILE),
-            _opt(2, "defaultMode", INT32),
+            repeated(1, "items", DOWNWARD_API_VOLUME_FILE),
+            pointer(2, "defaultMode", INT32),
         ),
     ),
-    _opt(
+    pointer(
         17,
         "fc",
         _core(
             "FCVolumeSource",
-            _rep(1, "targetWWNs", STRING),
-            _opt(2, "lun", INT32),
-            _f(3, "fsType", STRING),
-            _f(4, "readOnly", BOOL),
-            _rep(5, "wwids", STRING),
+            repeated(1, "targetWWNs", STRING),
+            pointer(2, "lun", INT32),
+            omitempty(3, "fsType", STRING),
+            omitempty(4, "readOnly", BOOL),
+            repeated(5, "wwids", STRING),
         ),
     ),
-    _opt(
+    pointer(
         18,
         "azureFile",
         _core(
             "AzureFileVolumeSource",
-            _req(1, "secretName", STRING),
-            _req(2, "shareName", STRING),
-            _f(3, "readOnly", BOOL),
+            required(1, "secretName", STRING),
+            required(2, "shareName", STRING),
+            omitempty(3, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         19,
         "configMap",
         _core(
             "ConfigMapVolumeSource",
-            _inline(1, LOCAL_OBJECT_REFERENCE),
-            _rep(2, "items", KEY_TO_PATH),
-            _opt(3, "defaultMode", INT32),
-            _opt(4, "optional", BOOL),
+            inline(1, LOCAL_OBJECT_REFERENCE),
+            repeated(2, "items", KEY_TO_PATH),
+            pointer(3, "defaultMode", INT32),
+            pointer(4, "optional", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         20,
         "vsphereVolume",
         _core(
             "VsphereVirtualDiskVolumeSource",
-            _req(1, "volumePath", STRING),
-            _f(2, "fsType", STRING),
-            _f(3, "storagePolicyName", STRING),
-            _f(4, "storagePolicyID", STRING),
+            required(1, "volumePath", STRING),
+            omitempty(2, "fsType", STRING),
+            omitempty(3, "storagePolicyName", STRING),
+            omitempty(4, "storagePolicyID", STRING),
         ),
     ),
-    _opt(
+    pointer(
         21,
         "quobyte",
         _core(
             "QuobyteVolumeSource",
-            _req(1, "registry", STRING),
-            _req(2, "volume", STRING),
-            _f(3, "readOnly", BOOL),
-            _f(4, "user", STRING),
-            _f(5, "group", STRING),
-            _f(6, "tenant", STRING),
+            required(1, "registry", STRING),
+            required(2, "volume", STRING),
+            omitempty(3, "readOnly", BOOL),
+            omitempty(4, "user", STRING),
+            omitempty(5, "group", STRING),
+            omitempty(6, "tenant", STRING),
         ),
     ),
-    _opt(
+    pointer(
         22,
         "azureDisk",
         _core(
             "AzureDiskVolumeSource",
-            _req(1, "diskName", STRING),
-            _req(2, "diskURI", STRING),
-            _opt(3, "cachingMode", STRING),
-            _opt(4, "fsType", STRING),
-            _opt(5, "readOnly", BOOL),
-            _opt(6, "kind", STRING),
+            required(1, "diskName", STRING),
+            required(2, "diskURI", STRING),
+            pointer(3, "cachingMode", STRING),
+            pointer(4, "fsType", STRING),
+            pointer(5, "readOnly", BOOL),
+            pointer(6, "kind", STRING),
         ),
     ),
-    _opt(
+    pointer(
         23,
         "photonPersistentDisk",
-        _core("PhotonPersistentDiskVolumeSource", _req(1, "pdID", STRING), _f(2, "fsType", STRING)),
+        _core(
+            "PhotonPersistentDiskVolumeSource",
+            required(1, "pdID", STRING),
+            omitempty(2, "fsType", STRING),
+        ),
     ),
-    _opt(
+    pointer(
         24,
         "portworxVolume",
         _core(
             "PortworxVolumeSource",
-            _req(1, "volumeID", STRING),
-            _f(2, "fsType", STRING),
-            _f(3, "readOnly", BOOL),
+            required(1, "volumeID", STRING),
+            omitempty(2, "fsType", STRING),
+            omitempty(3, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         25,
         "scaleIO",
         _core(
             "ScaleIOVolumeSource",
-            _req(1, "gateway", STRING),
-            _req(2, "system", STRING),
-            _opt(3, "secretRef", LOCAL_OBJECT_REFERENCE),
-            _f(4, "sslEnabled", BOOL),
-            _f(5, "protectionDomain", STRING),
-            _f(6, "storagePool", STRING),
-            _f(7, "storageMode", STRING),
-            _f(8, "volumeName", STRING),
-            _f(9, "fsType", STRING),
-            _f(10, "readOnly", BOOL),
+            required(1, "gateway", STRING),
+            required(2, "system", STRING),
+            pointer(3, "secretRef", LOCAL_OBJECT_REFERENCE),
+            omitempty(4, "sslEnabled", BOOL),
+            omitempty(5, "protectionDomain", STRING),
+            omitempty(6, "storagePool", STRING),
+            omitempty(7, "storageMode", STRING),
+            omitempty(8, "volumeName", STRING),
+            omitempty(9, "fsType", STRING),
+            omitempty(10, "readOnly", BOOL),
         ),
     ),
-    _opt(
+    pointer(
         26,
         "projected",
         _core(
             "ProjectedVolumeSource",
-            _rep(1, "sources", VOLUME_PROJECTION),
-            _opt(2, "defaultMode", INT32),
+            repeated(1, "sources", VOLUME_PROJECTION),
+            pointer(2, "defaultMode", INT32),
         ),
     ),
-    _opt(
+    pointer(
         27,
         "storageos",
         _core(
             "StorageOSVolumeSource",
-            _f(1, "volumeName", STRING),
-            _f(2, "volumeNamespace", STRING),
-            _f(3, "fsType", STRING),
-            _f(4, "readOnly", BOOL),
-            _opt(5, "secretRef", LOCAL_OBJECT_REFERENCE),
+            omitempty(1, "volumeName", STRING),
+            omitempty(2, "volumeNamespace", STRING),
+            omitempty(3, "fsType", STRING),
+            omitempty(4, "readOnly", BOOL),
+            pointer(5, "secretRef", LOCAL_OBJECT_REFERENCE),
         ),
     ),
-    _opt(
+    pointer(
         28,
         "csi",
         _core(
             "CSIVolumeSource",
-            _req(1, "driver", STRING),
-            _opt(2, "readOnly", BOOL),
-            _opt(3, "fsType", STRING),
-            _map(4, "volumeAttributes", STRING),
-            _opt(5, "nodePublishSecretRef", LOCAL_OBJECT_REFERENCE),
+            required(1, "driver", STRING),
+            pointer(2, "readOnly", BOOL),
+            pointer(3, "fsType", STRING),
+            map_of(4, "volumeAttributes", STRING),
+            pointer(5, "nodePublishSecretRef", LOCAL_OBJECT_REFERENCE),
         ),
     ),
-    _opt(
+    pointer(
         29,
         "ephemeral",
         _core(
             "EphemeralVolumeSource",
-            _opt(1, "volumeClaimTemplate", PERSISTENT_VOLUME_CLAIM_TEMPLATE),
+            pointer(1, "volumeClaimTemplate", PERSISTENT_VOLUME_CLAIM_TEMPLATE),
         ),
     ),
-    _opt(
+    pointer(
         30,
         "image",
-        _core("ImageVolumeSource", _f(1, "reference", STRING), _f(2, "pullPolicy", STRING)),
+        _core(
+            "ImageVolumeSource",
+            omitempty(1, "reference", STRING),
+            omitempty(2, "pullPolicy", STRING),
+        ),
     ),
 )
-VOLUME = _core("Volume", _req(1, "name", STRING), _inline(2, VOLUME_SOURCE))
+VOLUME = _core("Volume", required(1, "name", STRING), inline(2, VOLUME_SOURCE))
 
 # --- containers ------------------------------------------------------------------------------
 
 CONFIG_MAP_ENV_SOURCE, SECRET_ENV_SOURCE = _alike(
     ("ConfigMapEnvSource", "SecretEnvSource"),
-    _inline(1, LOCAL_OBJECT_REFERENCE),
-    _opt(2, "optional", BOOL),
+    inline(1, LOCAL_OBJECT_REFERENCE),
+    pointer(2, "optional", BOOL),
 )
 CONFIG_MAP_KEY_SELECTOR, SECRET_KEY_SELECTOR = _alike(
     ("ConfigMapKeySelector", "SecretKeySelector"),
-    _inline(1, LOCAL_OBJECT_REFERENCE),
-    _req(2, "key", STRING),
-    _opt(3, "optional", BOOL),
+    inline(1, LOCAL_OBJECT_REFERENCE),
+    required(2, "key", STRING),
+    pointer(3, "optional", BOOL),
 )
 ENV_VAR = _core(
     "EnvVar",
-    _req(1, "name", STRING),
-    _f(2, "value", STRING),
-    _opt(
+    required(1, "name", STRING),
+    omitempty(2, "value", STRING),
+    pointer(
         3,
         "valueFrom",
         _core(
             "EnvVarSource",
-            _opt(1, "fieldRef", OBJECT_FIELD_SELECTOR),
-            _opt(2, "resourceFieldRef", RESOURCE_FIELD_SELECTOR),
-            _opt(3, "configMapKeyRef", CONFIG_MAP_KEY_SELECTOR),
-            _opt(4, "secretKeyRef", SECRET_KEY_SELECTOR),
-            _opt(
+            pointer(1, "fieldRef", OBJECT_FIELD_SELECTOR),
+            pointer(2, "resourceFieldRef", RESOURCE_FIELD_SELECTOR),
+            pointer(3, "configMapKeyRef", CONFIG_MAP_KEY_SELECTOR),
+            pointer(4, "secretKeyRef", SECRET_KEY_SELECTOR),
+            pointer(
                 5,
                 "fileKeyRef",
                 _core(
                     "FileKeySelector",
-                    _req(1, "volumeName", STRING),
-                    _req(2, "path", STRING),
-                    _req(3, "key", STRING),
-                    _opt(4, "optional", BOOL),
+                    required(1, "volumeName", STRING),
+                    required(2, "path", STRING),
+                    required(3, "key", STRING),
+                    pointer(4, "optional", BOOL),
                 ),
             ),
         ),
@@ -529,330 +549,344 @@ ENV_VAR = _core(
 )
 ENV_FROM_SOURCE = _core(
     "EnvFromSource",
-    _f(1, "prefix", STRING),
-    _opt(2, "configMapRef", CONFIG_MAP_ENV_SOURCE),
-    _opt(3, "secretRef", SECRET_ENV_SOURCE),
+    omitempty(1, "prefix", STRING),
+    pointer(2, "configMapRef", CONFIG_MAP_ENV_SOURCE),
+    pointer(3, "secretRef", SECRET_ENV_SOURCE),
 )
 CONTAINER_PORT = _core(
     "ContainerPort",
-    _f(1, "name", STRING),
-    _f(2, "hostPort", INT32),
-    _req(3, "containerPort", INT32),
-    _f(4, "protocol", STRING),
-    _f(5, "hostIP", STRING),
+    omitempty(1, "name", STRING),
+    omitempty(2, "hostPort", INT32),
+    required(3, "containerPort", INT32),
+    omitempty(4, "protocol", STRING),
+    omitempty(5, "hostIP", STRING),
 )
 VOLUME_MOUNT = _core(
     "VolumeMount",
-    _req(1, "name", STRING),
-    _f(2, "readOnly", BOOL),
-    _req(3, "mountPath", STRING),
-    _f(4, "subPath", STRING),
-    _opt(5, "mountPropagation", STRING),
-    _f(6, "subPathExpr", STRING),
-    _opt(7, "recursiveReadOnly", STRING),
+    required(1, "name", STRING),
+    omitempty(2, "readOnly", BOOL),
+    required(3, "mountPath", STRING),
+    omitempty(4, "subPath", STRING),
+    pointer(5, "mountPropagation", STRING),
+    omitempty(6, "subPathExpr", STRING),
+    pointer(7, "recursiveReadOnly", STRING),
 )
-EXEC_ACTION = _core("ExecAction", _rep(1, "command", STRING))
+EXEC_ACTION = _core("ExecAction", repeated(1, "command", STRING))
 HTTP_GET_ACTION = _core(
     "HTTPGetAction",
-    _f(1, "path", STRING),
-    _req(2, "port", INT_OR_STRING),
-    _f(3, "host", STRING),
-    _f(4, "scheme", STRING),
-    _rep(5, "httpHeaders", _core("HTTPHeader", _req(1, "name", STRING), _req(2, "value", STRING))),
+    omitempty(1, "path", STRING),
+    required(2, "port", INT_OR_STRING),
+    omitempty(3, "host", STRING),
+    omitempty(4, "scheme", STRING),
+    repeated(
+        5,
+        "httpHeaders",
+        _core("HTTPHeader", required(1, "name", STRING), required(2, "value", STRING)),
+    ),
 )
-TCP_SOCKET_ACTION = _core("TCPSocketAction", _req(1, "port", INT_OR_STRING), _f(2, "host", STRING))
+TCP_SOCKET_ACTION = _core(
+    "TCPSocketAction", required(1, "port", INT_OR_STRING), omitempty(2, "host", STRING)
+)
 PROBE = _core(
     "Probe",
-    _inline(
+    inline(
         1,
         _core(
             "ProbeHandler",
-            _opt(1, "exec", EXEC_ACTION),
-            _opt(2, "httpGet", HTTP_GET_ACTION),
-            _opt(3, "tcpSocket", TCP_SOCKET_ACTION),
-            _opt(
-                4, "grpc", _core("GRPCAction", _req(1, "port", INT32), _opt(2, "service", STRING))
+            pointer(1, "exec", EXEC_ACTION),
+            pointer(2, "httpGet", HTTP_GET_ACTION),
+            pointer(3, "tcpSocket", TCP_SOCKET_ACTION),
+            pointer(
+                4,
+                "grpc",
+                _core("GRPCAction", required(1, "port", INT32), pointer(2, "service", STRING)),
             ),
         ),
     ),
-    _f(2, "initialDelaySeconds", INT32),
-    _f(3, "timeoutSeconds", INT32),
-    _f(4, "periodSeconds", INT32),
-    _f(5, "successThreshold", INT32),
-    _f(6, "failureThreshold", INT32),
-    _opt(7, "terminationGracePeriodSeconds", INT64),
+    omitempty(2, "initialDelaySeconds", INT32),
+    omitempty(3, "timeoutSeconds", INT32),
+    omitempty(4, "periodSeconds", INT32),
+    omitempty(5, "successThreshold", INT32),
+    omitempty(6, "failureThreshold", INT32),
+    pointer(7, "terminationGracePeriodSeconds", INT64),
 )
 LIFECYCLE_HANDLER = _core(
     "LifecycleHandler",
-    _opt(1, "exec", EXEC_ACTION),
-    _opt(2, "httpGet", HTTP_GET_ACTION),
-    _opt(3, "tcpSocket", TCP_SOCKET_ACTION),
-    _opt(4, "sleep", _core("SleepAction", _req(1, "seconds", INT64))),
+    pointer(1, "exec", EXEC_ACTION),
+    pointer(2, "httpGet", HTTP_GET_ACTION),
+    pointer(3, "tcpSocket", TCP_SOCKET_ACTION),
+    pointer(4, "sleep", _core("SleepAction", required(1, "seconds", INT64))),
 )
 LIFECYCLE = _core(
     "Lifecycle",
-    _opt(1, "postStart", LIFECYCLE_HANDLER),
-    _opt(2, "preStop", LIFECYCLE_HANDLER),
-    _opt(3, "stopSignal", STRING),
+    pointer(1, "postStart", LIFECYCLE_HANDLER),
+    pointer(2, "preStop", LIFECYCLE_HANDLER),
+    pointer(3, "stopSignal", STRING),
 )
 SE_LINUX_OPTIONS = _core(
     "SELinuxOptions",
-    _f(1, "user", STRING),
-    _f(2, "role", STRING),
-    _f(3, "type", STRING),
-    _f(4, "level", STRING),
+    omitempty(1, "user", STRING),
+    omitempty(2, "role", STRING),
+    omitempty(3, "type", STRING),
+    omitempty(4, "level", STRING),
 )
 WINDOWS_SECURITY_CONTEXT_OPTIONS = _core(
     "WindowsSecurityContextOptions",
-    _opt(1, "gmsaCredentialSpecName", STRING),
-    _opt(2, "gmsaCredentialSpec", STRING),
-    _opt(3, "runAsUserName", STRING),
-    _opt(4, "hostProcess", BOOL),
+    pointer(1, "gmsaCredentialSpecName", STRING),
+    pointer(2, "gmsaCredentialSpec", STRING),
+    pointer(3, "runAsUserName", STRING),
+    pointer(4, "hostProcess", BOOL),
 )
 SECCOMP_PROFILE, APP_ARMOR_PROFILE = _alike(
     ("SeccompProfile", "AppArmorProfile"),
-    _req(1, "type", STRING),
-    _opt(2, "localhostProfile", STRING),
+    required(1, "type", STRING),
+    pointer(2, "localhostProfile", STRING),
 )
 SECURITY_CONTEXT = _core(
     "SecurityContext",
-    _opt(
+    pointer(
         1,
         "capabilities",
-        _core("Capabilities", _rep(1, "add", STRING), _rep(2, "drop", STRING)),
+        _core("Capabilities", repeated(1, "add", STRING), repeated(2, "drop", STRING)),
     ),
-    _opt(2, "privileged", BOOL),
-    _opt(3, "seLinuxOptions", SE_LINUX_OPTIONS),
-    _opt(4, "runAsUser", INT64),
-    _opt(5, "runAsNonRoot", BOOL),
-    _opt(6, "readOnlyRootFilesystem", BOOL),
-    _opt(7, "allowPrivilegeEscalation", BOOL),
-    _opt(8, "runAsGroup", INT64),
-    _opt(9, "procMount", STRING),
-    _opt(10, "windowsOptions", WINDOWS_SECURITY_CONTEXT_OPTIONS),
-    _opt(11, "seccompProfile", SECCOMP_PROFILE),
-    _opt(12, "appArmorProfile", APP_ARMOR_PROFILE),
+    pointer(2, "privileged", BOOL),
+    pointer(3, "seLinuxOptions", SE_LINUX_OPTIONS),
+    pointer(4, "runAsUser", INT64),
+    pointer(5, "runAsNonRoot", BOOL),
+    pointer(6, "readOnlyRootFilesystem", BOOL),
+    pointer(7, "allowPrivilegeEscalation", BOOL),
+    pointer(8, "runAsGroup", INT64),
+    pointer(9, "procMount", STRING),
+    pointer(10, "windowsOptions", WINDOWS_SECURITY_CONTEXT_OPTIONS),
+    pointer(11, "seccompProfile", SECCOMP_PROFILE),
+    pointer(12, "appArmorProfile", APP_ARMOR_PROFILE),
 )
 CONTAINER_RESTART_RULE = _core(
     "ContainerRestartRule",
-    _f(1, "action", STRING),
-    _opt(
+    omitempty(1, "action", STRING),
+    pointer(
         2,
         "exitCodes",
         _core(
-            "ContainerRestartRuleOnExitCodes", _f(1, "operator", STRING), _rep(2, "values", INT32)
+            "ContainerRestartRuleOnExitCodes",
+            omitempty(1, "operator", STRING),
+            repeated(2, "values", INT32),
         ),
     ),
 )
 #: ``EphemeralContainerCommon`` repeats these fields under these numbers.
 CONTAINER, EPHEMERAL_CONTAINER_COMMON = _alike(
     ("Container", "EphemeralContainerCommon"),
-    _req(1, "name", STRING),
-    _f(2, "image", STRING),
-    _rep(3, "command", STRING),
-    _rep(4, "args", STRING),
-    _f(5, "workingDir", STRING),
-    _rep(6, "ports", CONTAINER_PORT),
-    _rep(7, "env", ENV_VAR),
+    required(1, "name", STRING),
+    omitempty(2, "image", STRING),
+    repeated(3, "command", STRING),
+    repeated(4, "args", STRING),
+    omitempty(5, "workingDir", STRING),
+    repeated(6, "ports", CONTAINER_PORT),
+    repeated(7, "env", ENV_VAR),
     # Not a pointer: a struct, so ``omitempty`` keeps it, as ``{}`` when unset.
-    _f(8, "resources", RESOURCE_REQUIREMENTS),
-    _rep(9, "volumeMounts", VOLUME_MOUNT),
-    _opt(10, "livenessProbe", PROBE),
-    _opt(11, "readinessProbe", PROBE),
-    _opt(12, "lifecycle", LIFECYCLE),
-    _f(13, "terminationMessagePath", STRING),
-    _f(14, "imagePullPolicy", STRING),
-    _opt(15, "securityContext", SECURITY_CONTEXT),
-    _f(16, "stdin", BOOL),
-    _f(17, "stdinOnce", BOOL),
-    _f(18, "tty", BOOL),
-    _rep(19, "envFrom", ENV_FROM_SOURCE),
-    _f(20, "terminationMessagePolicy", STRING),
-    _rep(
+    omitempty(8, "resources", RESOURCE_REQUIREMENTS),
+    repeated(9, "volumeMounts", VOLUME_MOUNT),
+    pointer(10, "livenessProbe", PROBE),
+    pointer(11, "readinessProbe", PROBE),
+    pointer(12, "lifecycle", LIFECYCLE),
+    omitempty(13, "terminationMessagePath", STRING),
+    omitempty(14, "imagePullPolicy", STRING),
+    pointer(15, "securityContext", SECURITY_CONTEXT),
+    omitempty(16, "stdin", BOOL),
+    omitempty(17, "stdinOnce", BOOL),
+    omitempty(18, "tty", BOOL),
+    repeated(19, "envFrom", ENV_FROM_SOURCE),
+    omitempty(20, "terminationMessagePolicy", STRING),
+    repeated(
         21,
         "volumeDevices",
-        _core("VolumeDevice", _req(1, "name", STRING), _req(2, "devicePath", STRING)),
+        _core("VolumeDevice", required(1, "name", STRING), required(2, "devicePath", STRING)),
     ),
-    _opt(22, "startupProbe", PROBE),
-    _rep(
+    pointer(22, "startupProbe", PROBE),
+    repeated(
         23,
         "resizePolicy",
         _core(
             "ContainerResizePolicy",
-            _req(1, "resourceName", STRING),
-            _req(2, "restartPolicy", STRING),
+            required(1, "resourceName", STRING),
+            required(2, "restartPolicy", STRING),
         ),
     ),
-    _opt(24, "restartPolicy", STRING),
-    _rep(25, "restartPolicyRules", CONTAINER_RESTART_RULE),
+    pointer(24, "restartPolicy", STRING),
+    repeated(25, "restartPolicyRules", CONTAINER_RESTART_RULE),
 )
 EPHEMERAL_CONTAINER = _core(
     "EphemeralContainer",
-    _inline(1, EPHEMERAL_CONTAINER_COMMON),
-    _f(2, "targetContainerName", STRING),
+    inline(1, EPHEMERAL_CONTAINER_COMMON),
+    omitempty(2, "targetContainerName", STRING),
 )
 
 # --- scheduling ------------------------------------------------------------------------------
 
 NODE_SELECTOR_REQUIREMENT = _core(
     "NodeSelectorRequirement",
-    _req(1, "key", STRING),
-    _req(2, "operator", STRING),
-    _rep(3, "values", STRING),
+    required(1, "key", STRING),
+    required(2, "operator", STRING),
+    repeated(3, "values", STRING),
 )
 NODE_SELECTOR_TERM = _core(
     "NodeSelectorTerm",
-    _rep(1, "matchExpressions", NODE_SELECTOR_REQUIREMENT),
-    _rep(2, "matchFields", NODE_SELECTOR_REQUIREMENT),
+    repeated(1, "matchExpressions", NODE_SELECTOR_REQUIREMENT),
+    repeated(2, "matchFields", NODE_SELECTOR_REQUIREMENT),
 )
 NODE_AFFINITY = _core(
     "NodeAffinity",
-    _opt(
+    pointer(
         1,
         "requiredDuringSchedulingIgnoredDuringExecution",
-        _core("NodeSelector", _rep(1, "nodeSelectorTerms", NODE_SELECTOR_TERM)),
+        _core("NodeSelector", repeated(1, "nodeSelectorTerms", NODE_SELECTOR_TERM)),
     ),
-    _rep(
+    repeated(
         2,
         "preferredDuringSchedulingIgnoredDuringExecution",
         _core(
             "PreferredSchedulingTerm",
-            _req(1, "weight", INT32),
-            _req(2, "preference", NODE_SELECTOR_TERM),
+            required(1, "weight", INT32),
+            required(2, "preference", NODE_SELECTOR_TERM),
         ),
     ),
 )
 POD_AFFINITY_TERM = _core(
     "PodAffinityTerm",
-    _opt(1, "labelSelector", LABEL_SELECTOR),
-    _rep(2, "namespaces", STRING),
-    _req(3, "topologyKey", STRING),
-    _opt(4, "namespaceSelector", LABEL_SELECTOR),
-    _rep(5, "matchLabelKeys", STRING),
-    _rep(6, "mismatchLabelKeys", STRING),
+    pointer(1, "labelSelector", LABEL_SELECTOR),
+    repeated(2, "namespaces", STRING),
+    required(3, "topologyKey", STRING),
+    pointer(4, "namespaceSelector", LABEL_SELECTOR),
+    repeated(5, "matchLabelKeys", STRING),
+    repeated(6, "mismatchLabelKeys", STRING),
 )
 POD_AFFINITY, POD_ANTI_AFFINITY = _alike(
     ("PodAffinity", "PodAntiAffinity"),
-    _rep(1, "requiredDuringSchedulingIgnoredDuringExecution", POD_AFFINITY_TERM),
-    _rep(
+    repeated(1, "requiredDuringSchedulingIgnoredDuringExecution", POD_AFFINITY_TERM),
+    repeated(
         2,
         "preferredDuringSchedulingIgnoredDuringExecution",
         _core(
             "WeightedPodAffinityTerm",
-            _req(1, "weight", INT32),
-            _req(2, "podAffinityTerm", POD_AFFINITY_TERM),
+            required(1, "weight", INT32),
+            required(2, "podAffinityTerm", POD_AFFINITY_TERM),
         ),
     ),
 )
 AFFINITY = _core(
     "Affinity",
-    _opt(1, "nodeAffinity", NODE_AFFINITY),
-    _opt(2, "podAffinity", POD_AFFINITY),
-    _opt(3, "podAntiAffinity", POD_ANTI_AFFINITY),
+    pointer(1, "nodeAffinity", NODE_AFFINITY),
+    pointer(2, "podAffinity", POD_AFFINITY),
+    pointer(3, "podAntiAffinity", POD_ANTI_AFFINITY),
 )
 TOLERATION = _core(
     "Toleration",
-    _f(1, "key", STRING),
-    _f(2, "operator", STRING),
-    _f(3, "value", STRING),
-    _f(4, "effect", STRING),
-    _opt(5, "tolerationSeconds", INT64),
+    omitempty(1, "key", STRING),
+    omitempty(2, "operator", STRING),
+    omitempty(3, "value", STRING),
+    omitempty(4, "effect", STRING),
+    pointer(5, "tolerationSeconds", INT64),
 )
 TOPOLOGY_SPREAD_CONSTRAINT = _core(
     "TopologySpreadConstraint",
-    _req(1, "maxSkew", INT32),
-    _req(2, "topologyKey", STRING),
-    _req(3, "whenUnsatisfiable", STRING),
-    _opt(4, "labelSelector", LABEL_SELECTOR),
-    _opt(5, "minDomains", INT32),
-    _opt(6, "nodeAffinityPolicy", STRING),
-    _opt(7, "nodeTaintsPolicy", STRING),
-    _rep(8, "matchLabelKeys", STRING),
+    required(1, "maxSkew", INT32),
+    required(2, "topologyKey", STRING),
+    required(3, "whenUnsatisfiable", STRING),
+    pointer(4, "labelSelector", LABEL_SELECTOR),
+    pointer(5, "minDomains", INT32),
+    pointer(6, "nodeAffinityPolicy", STRING),
+    pointer(7, "nodeTaintsPolicy", STRING),
+    repeated(8, "matchLabelKeys", STRING),
 )
 
 # --- the pod ---------------------------------------------------------------------------------
 
 POD_SECURITY_CONTEXT = _core(
     "PodSecurityContext",
-    _opt(1, "seLinuxOptions", SE_LINUX_OPTIONS),
-    _opt(2, "runAsUser", INT64),
-    _opt(3, "runAsNonRoot", BOOL),
-    _rep(4, "supplementalGroups", INT64),
-    _opt(5, "fsGroup", INT64),
-    _opt(6, "runAsGroup", INT64),
-    _rep(7, "sysctls", _core("Sysctl", _req(1, "name", STRING), _req(2, "value", STRING))),
-    _opt(8, "windowsOptions", WINDOWS_SECURITY_CONTEXT_OPTIONS),
-    _opt(9, "fsGroupChangePolicy", STRING),
-    _opt(10, "seccompProfile", SECCOMP_PROFILE),
-    _opt(11, "appArmorProfile", APP_ARMOR_PROFILE),
-    _opt(12, "supplementalGroupsPolicy", STRING),
-    _opt(13, "seLinuxChangePolicy", STRING),
+    pointer(1, "seLinuxOptions", SE_LINUX_OPTIONS),
+    pointer(2, "runAsUser", INT64),
+    pointer(3, "runAsNonRoot", BOOL),
+    repeated(4, "supplementalGroups", INT64),
+    pointer(5, "fsGroup", INT64),
+    pointer(6, "runAsGroup", INT64),
+    repeated(
+        7, "sysctls", _core("Sysctl", required(1, "name", STRING), required(2, "value", STRING))
+    ),
+    pointer(8, "windowsOptions", WINDOWS_SECURITY_CONTEXT_OPTIONS),
+    pointer(9, "fsGroupChangePolicy", STRING),
+    pointer(10, "seccompProfile", SECCOMP_PROFILE),
+    pointer(11, "appArmorProfile", APP_ARMOR_PROFILE),
+    pointer(12, "supplementalGroupsPolicy", STRING),
+    pointer(13, "seLinuxChangePolicy", STRING),
 )
 POD_DNS_CONFIG = _core(
     "PodDNSConfig",
-    _rep(1, "nameservers", STRING),
-    _rep(2, "searches", STRING),
-    _rep(
+    repeated(1, "nameservers", STRING),
+    repeated(2, "searches", STRING),
+    repeated(
         3,
         "options",
-        _core("PodDNSConfigOption", _f(1, "name", STRING), _opt(2, "value", STRING)),
+        _core("PodDNSConfigOption", omitempty(1, "name", STRING), pointer(2, "value", STRING)),
     ),
 )
 POD_RESOURCE_CLAIM = _core(
     "PodResourceClaim",
-    _req(1, "name", STRING),
-    _opt(3, "resourceClaimName", STRING),
-    _opt(4, "resourceClaimTemplateName", STRING),
+    required(1, "name", STRING),
+    pointer(3, "resourceClaimName", STRING),
+    pointer(4, "resourceClaimTemplateName", STRING),
 )
 POD_SPEC = _core(
     "PodSpec",
-    _rep(1, "volumes", VOLUME),
-    _rep(2, "containers", CONTAINER),
-    _f(3, "restartPolicy", STRING),
-    _opt(4, "terminationGracePeriodSeconds", INT64),
-    _opt(5, "activeDeadlineSeconds", INT64),
-    _f(6, "dnsPolicy", STRING),
-    _map(7, "nodeSelector", STRING),
-    _f(8, "serviceAccountName", STRING),
-    _f(9, "serviceAccount", STRING),
-    _f(10, "nodeName", STRING),
-    _f(11, "hostNetwork", BOOL),
-    _f(12, "hostPID", BOOL),
-    _f(13, "hostIPC", BOOL),
-    _opt(14, "securityContext", POD_SECURITY_CONTEXT),
-    _rep(15, "imagePullSecrets", LOCAL_OBJECT_REFERENCE),
-    _f(16, "hostname", STRING),
-    _f(17, "subdomain", STRING),
-    _opt(18, "affinity", AFFINITY),
-    _f(19, "schedulerName", STRING),
-    _rep(20, "initContainers", CONTAINER),
-    _opt(21, "automountServiceAccountToken", BOOL),
-    _rep(22, "tolerations", TOLERATION),
-    _rep(
-        23, "hostAliases", _core("HostAlias", _req(1, "ip", STRING), _rep(2, "hostnames", STRING))
+    repeated(1, "volumes", VOLUME),
+    repeated(2, "containers", CONTAINER),
+    omitempty(3, "restartPolicy", STRING),
+    pointer(4, "terminationGracePeriodSeconds", INT64),
+    pointer(5, "activeDeadlineSeconds", INT64),
+    omitempty(6, "dnsPolicy", STRING),
+    map_of(7, "nodeSelector", STRING),
+    omitempty(8, "serviceAccountName", STRING),
+    omitempty(9, "serviceAccount", STRING),
+    omitempty(10, "nodeName", STRING),
+    omitempty(11, "hostNetwork", BOOL),
+    omitempty(12, "hostPID", BOOL),
+    omitempty(13, "hostIPC", BOOL),
+    pointer(14, "securityContext", POD_SECURITY_CONTEXT),
+    repeated(15, "imagePullSecrets", LOCAL_OBJECT_REFERENCE),
+    omitempty(16, "hostname", STRING),
+    omitempty(17, "subdomain", STRING),
+    pointer(18, "affinity", AFFINITY),
+    omitempty(19, "schedulerName", STRING),
+    repeated(20, "initContainers", CONTAINER),
+    pointer(21, "automountServiceAccountToken", BOOL),
+    repeated(22, "tolerations", TOLERATION),
+    repeated(
+        23,
+        "hostAliases",
+        _core("HostAlias", required(1, "ip", STRING), repeated(2, "hostnames", STRING)),
     ),
-    _f(24, "priorityClassName", STRING),
-    _opt(25, "priority", INT32),
-    _opt(26, "dnsConfig", POD_DNS_CONFIG),
-    _opt(27, "shareProcessNamespace", BOOL),
-    _rep(28, "readinessGates", _core("PodReadinessGate", _req(1, "conditionType", STRING))),
-    _opt(29, "runtimeClassName", STRING),
-    _opt(30, "enableServiceLinks", BOOL),
-    _opt(31, "preemptionPolicy", STRING),
-    _map(32, "overhead", QUANTITY),
-    _rep(33, "topologySpreadConstraints", TOPOLOGY_SPREAD_CONSTRAINT),
-    _rep(34, "ephemeralContainers", EPHEMERAL_CONTAINER),
-    _opt(35, "setHostnameAsFQDN", BOOL),
-    _opt(36, "os", _core("PodOS", _req(1, "name", STRING))),
-    _opt(37, "hostUsers", BOOL),
-    _rep(38, "schedulingGates", _core("PodSchedulingGate", _req(1, "name", STRING))),
-    _rep(39, "resourceClaims", POD_RESOURCE_CLAIM),
-    _opt(40, "resources", RESOURCE_REQUIREMENTS),
-    _opt(41, "hostnameOverride", STRING),
-    _opt(43, "schedulingGroup", _core("PodSchedulingGroup", _opt(1, "podGroupName", STRING))),
+    omitempty(24, "priorityClassName", STRING),
+    pointer(25, "priority", INT32),
+    pointer(26, "dnsConfig", POD_DNS_CONFIG),
+    pointer(27, "shareProcessNamespace", BOOL),
+    repeated(28, "readinessGates", _core("PodReadinessGate", required(1, "conditionType", STRING))),
+    pointer(29, "runtimeClassName", STRING),
+    pointer(30, "enableServiceLinks", BOOL),
+    pointer(31, "preemptionPolicy", STRING),
+    map_of(32, "overhead", QUANTITY),
+    repeated(33, "topologySpreadConstraints", TOPOLOGY_SPREAD_CONSTRAINT),
+    repeated(34, "ephemeralContainers", EPHEMERAL_CONTAINER),
+    pointer(35, "setHostnameAsFQDN", BOOL),
+    pointer(36, "os", _core("PodOS", required(1, "name", STRING))),
+    pointer(37, "hostUsers", BOOL),
+    repeated(38, "schedulingGates", _core("PodSchedulingGate", required(1, "name", STRING))),
+    repeated(39, "resourceClaims", POD_RESOURCE_CLAIM),
+    pointer(40, "resources", RESOURCE_REQUIREMENTS),
+    pointer(41, "hostnameOverride", STRING),
+    pointer(43, "schedulingGroup", _core("PodSchedulingGroup", pointer(1, "podGroupName", STRING))),
 )
 POD_TEMPLATE_SPEC = _core(
     "PodTemplateSpec",
-    _f(1, "metadata", OBJECT_META),
-    _f(2, "spec", POD_SPEC),
+    omitempty(1, "metadata", OBJECT_META),
+    omitempty(2, "spec", POD_SPEC),
 )
