@@ -101,7 +101,10 @@ async def main(rounds: int, requests: int) -> None:
         await server.start()
         app = APIServerApp(server)
         await prepare(app)
-        options = {k: UVICORN_OPTIONS[k] for k in ("log_level", "access_log", "proxy_headers")}
+        options = {
+            k: UVICORN_OPTIONS[k]
+            for k in ("log_level", "access_log", "proxy_headers", "server_header")
+        }
         config = Config(app=app, http="httptools", **options)
         config.load()
         protocol = HttpToolsProtocol(

@@ -308,8 +308,9 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 #: How kapi runs uvicorn (the benchmark's bare app uses the same): the fastest event
-#: loop, the httptools parser writing each response in one piece, no access log, and
-#: no X-Forwarded-* rewriting of the client.
+#: loop, the httptools parser writing each response in one piece, no access log, no
+#: X-Forwarded-* rewriting of the client, and no ``Server`` header, which
+#: kube-apiserver (Go's net/http) does not send either; ``Date`` stays, as there.
 UVICORN_OPTIONS: dict[str, Any] = {
     "loop": "uvloop",
     "http": CoalescingHttpToolsProtocol,
@@ -317,6 +318,7 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "log_level": "warning",
     "access_log": False,
     "proxy_headers": False,
+    "server_header": False,
     "timeout_graceful_shutdown": 5,
 }
 

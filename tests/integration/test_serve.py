@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import signal
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import require_binary, start_server
+from tests.conftest import KapiServer, require_binary, start_server
 
 
 def _kapi(*args: str) -> subprocess.CompletedProcess[str]:
@@ -81,6 +82,15 @@ def test_clean_shutdown_keeps_every_write(tmp_path: Path, sig: signal.Signals) -
             assert by_name[f"cm-{i}"]["data"] == {"i": str(i)}
     finally:
         restarted.stop()
+
+
+def test_response_headers_are_kube_apiservers(kapi_server: KapiServer) -> None:
+    """``Date`` as Go's net/http writes it, and no ``Server`` header (uvicorn adds one)."""
+    with kapi_server.client() as client:
+        for path in ("/api/v1/namespaces/default", "/version", "/api/v1/namespaces/no/pods/x"):
+            response = client.get(path)
+            assert "server" not in response.headers, path
+            assert email.utils.parsedate_to_datetime(response.headers["date"]).tzinfo, path
 
 
 @pytest.mark.parametrize(
