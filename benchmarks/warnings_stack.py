@@ -3,8 +3,9 @@
 ``warnings_bench.py`` measures over loopback TCP, where rounds swing by tens
 of percent; ``app_only.py`` calls the ASGI app alone and so misses what the
 HTTP stack does with the extra ``Warning`` header.  This diagnostic feeds raw
-HTTP/1.1 requests to uvicorn's own ``HttpToolsProtocol`` (the protocol
-``kapi serve`` runs) on a transport that only collects the bytes written, so
+HTTP/1.1 requests to the protocol ``kapi serve`` runs (uvicorn's
+``HttpToolsProtocol`` writing each response in one piece,
+:mod:`kapi.endpoints.protocol`), on uvloop, to a transport that keeps nothing, so
 it counts request parsing, the app and response writing, in process CPU
 time, with nothing else in the way.  Besides the four GETs of
 ``warnings_bench.py`` it times the deprecated widget GET with the
@@ -29,13 +30,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import uvloop
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 import warnings_bench as wb
 from app_only import call
 from kapi.endpoints.app import APIServerApp
+from kapi.endpoints.protocol import CoalescingHttpToolsProtocol
 from kapi.server import UVICORN_OPTIONS, APIServer, ServerConfig
 from kapi.version import Version
 
@@ -107,7 +109,7 @@ async def main(rounds: int, requests: int) -> None:
         }
         config = Config(app=app, http="httptools", **options)
         config.load()
-        protocol = HttpToolsProtocol(
+        protocol = CoalescingHttpToolsProtocol(
             config=config,
             server_state=ServerState(),
             app_state={},
@@ -150,7 +152,7 @@ async def main(rounds: int, requests: int) -> None:
                 results[name].append(await per_request(paths["GET widget v1beta1"]))
                 del app._record_deprecated
         await server.stop()
-    print(f"CPU us per request through uvicorn's protocol, {rounds} rounds x {requests}")
+    print(f"CPU us per request, kapi serve's protocol on uvloop, {rounds} rounds x {requests}")
     print(f"{'':36}{'min':>8}{'median':>8}")
     for name, values in results.items():
         print(f"{name:36}{min(values):8.1f}{statistics.median(values):8.1f}")
@@ -161,4 +163,4 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--requests", type=int, default=2000)
     args = parser.parse_args()
-    asyncio.run(main(args.rounds, args.requests))
+    uvloop.run(main(args.rounds, args.requests))  # the event loop kapi serve runs on
