@@ -7,7 +7,7 @@ HTTP/1.1 requests to the protocol ``kapi serve`` runs (uvicorn's
 ``HttpToolsProtocol`` writing each response in one piece,
 :mod:`kapi.endpoints.protocol`), on uvloop, to a transport that keeps nothing, so
 it counts request parsing, the app and response writing, in process CPU
-time, with nothing else in the way.  Besides the four GETs of
+time, with nothing else in the way.  Besides the PDB and widget GETs of
 ``warnings_bench.py`` it times the deprecated widget GET with the
 deprecated-API bookkeeping replaced by one part at a time (nothing, the
 warning alone, the bare header alone, the gauge alone), so that each part's
