@@ -23,7 +23,7 @@ from typing import Any
 import fastjsonschema
 import jsonschema
 
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field_errors import Path
 from kapi.validation.cel import CELValidator
 from kapi.validation.schema_validator import SchemaValidator
 

@@ -5,7 +5,7 @@ same state in a :class:`contextvars.ContextVar`, so a strategy deep in the
 registry can add a warning without a new parameter on every function:
 :func:`add_warning` and :func:`add_field_warning` (upstream's
 ``warning.AddWarning``) reach the current request's
-:class:`~kapi.endpoints.warnings.WarningRecorder`.
+:class:`~kapi.warning.WarningRecorder`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kapi.endpoints.warnings import WarningRecorder
+from kapi.warning import WarningRecorder
 
 if TYPE_CHECKING:
-    from kapi.apimachinery.field import Path
+    from kapi.apimachinery.field_errors import Path
 
 
 @dataclass

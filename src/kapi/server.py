@@ -35,7 +35,7 @@ from kapi.controllers.namespace import NamespaceController, ensure_system_namesp
 from kapi.endpoints.app import APIServerApp
 from kapi.endpoints.health import HealthChecks
 from kapi.endpoints.metrics import APIServerMetrics
-from kapi.endpoints.openapi import OpenAPIService
+from kapi.endpoints.openapi.service import OpenAPIService
 from kapi.endpoints.protocol import CoalescingHttpToolsProtocol
 from kapi.features import FeatureGate
 from kapi.registry.informer import Informer

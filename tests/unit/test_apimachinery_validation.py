@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kapi.apimachinery import validation as v
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field_errors import Path
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from kapi.apimachinery.field import FieldError
+from kapi.apimachinery.field_errors import FieldError
 from kapi.apis import builtin_resources, core_v1
 from kapi.apis.core_v1 import (
     ConfigMap,

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from kapi.apimachinery.field import FieldError
+from kapi.apimachinery.field_errors import FieldError
 from kapi.apis import batch, builtin_resources, core_v1_endpoints, discovery_v1, networking
 from kapi.runtime.scheme import Deprecation, GroupVersionKind, Lifecycle, Resource, Scheme
 from kapi.version import Version

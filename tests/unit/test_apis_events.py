@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kapi.apimachinery.fields import parse_selector
+from kapi.apimachinery.field_selector import parse_selector
 from kapi.apis import builtin_resources
-from kapi.apis.events import (
+from kapi.apis.core_v1_events import (
     CORE_NAMES,
     event_columns,
     normalize_event,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kapi.apimachinery.field import FieldError
+from kapi.apimachinery.field_errors import FieldError
 from kapi.apis import builtin_resources, policy
 from kapi.apis.policy import (
     NON_V1BETA1_MATCH_NONE,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field_errors import Path
 from kapi.validation.cel import CELValidator, compiler, cost
 
 SCHEMA_PATH = Path("spec", "validation", "openAPIV3Schema")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field_errors import Path
 from kapi.validation.cel import CELValidator
 from tests.unit.test_cel_library_ext import static_cost
 

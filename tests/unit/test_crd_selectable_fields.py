@@ -17,10 +17,10 @@ import pytest
 
 from kapi.apiextensions.resource import custom_resource
 from kapi.apiextensions.validation import validate_crd
-from kapi.apimachinery.fields import parse_selector
+from kapi.apimachinery.field_selector import parse_selector
 from kapi.apis.apiextensions_v1 import CustomResourceDefinitionStrategy
 from kapi.endpoints.app import APIServerApp
-from kapi.endpoints.openapi_v2 import custom_to_v2
+from kapi.endpoints.openapi.v2 import custom_to_v2
 from kapi.features import FeatureGate
 from kapi.registry.predicate import SelectionPredicate
 from kapi.server import APIServer, ServerConfig

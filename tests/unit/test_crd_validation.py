@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kapi.apiextensions.validation import validate_crd, validate_crd_status, validate_crd_update
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field_errors import Path
 
 Obj = dict[str, Any]
 DNS1035 = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field_errors import Path
 from kapi.validation.cel import CELValidator
 from kapi.validation.schema_validator import SchemaValidator
 

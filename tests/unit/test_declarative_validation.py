@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kapi.apimachinery.field import Path, not_supported
+from kapi.apimachinery.field_errors import Path, not_supported
 from kapi.apis import builtin_resources
 from kapi.runtime.schema import INT32, STRING, Field, List, Scalar, Struct, Time
 from kapi.runtime.scheme import Resource

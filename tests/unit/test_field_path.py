@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kapi.apimachinery import field
-from kapi.apimachinery.field import ErrorType, FieldError, OrderedStruct, Path
+from kapi.apimachinery import field_errors
+from kapi.apimachinery.field_errors import ErrorType, FieldError, OrderedStruct, Path
 
 
 def test_path_rendering() -> None:
@@ -31,8 +31,8 @@ def test_path_parent_root_equality() -> None:
     assert str(p.root()) == "a"
     assert p == Path("a").child("b").index(2)
     assert hash(p) == hash(Path("a").child("b").index(2))
-    assert field.path_str(None) == "<nil>"
-    assert str(field.child_of(None, "key")) == "key"
+    assert field_errors.path_str(None) == "<nil>"
+    assert str(field_errors.child_of(None, "key")) == "key"
 
 
 _segment = st.one_of(
@@ -81,36 +81,39 @@ def test_error_type_strings() -> None:
 
 
 def test_required_and_forbidden_never_show_value() -> None:
-    e = field.required(P, "name or generateName is required")
+    e = field_errors.required(P, "name or generateName is required")
     assert e.type is ErrorType.REQUIRED
     assert e.field == "metadata.name"
     assert e.error_message() == "metadata.name: Required value: name or generateName is required"
-    assert str(field.required(Path("metadata", "namespace"))) == (
+    assert str(field_errors.required(Path("metadata", "namespace"))) == (
         "metadata.namespace: Required value"
     )
-    assert str(field.forbidden(Path("metadata", "namespace"), "not allowed on this type")) == (
-        "metadata.namespace: Forbidden: not allowed on this type"
-    )
+    assert str(
+        field_errors.forbidden(Path("metadata", "namespace"), "not allowed on this type")
+    ) == ("metadata.namespace: Forbidden: not allowed on this type")
 
 
 def test_invalid_renders_values_like_go() -> None:
-    assert str(field.invalid(P, "Foo", "bad")) == 'metadata.name: Invalid value: "Foo": bad'
-    assert str(field.invalid(P, -1, "neg")) == "metadata.name: Invalid value: -1: neg"
-    assert str(field.invalid(P, True, "x")) == "metadata.name: Invalid value: true: x"
-    assert str(field.invalid(P, None, "x")) == "metadata.name: Invalid value: null: x"
-    assert str(field.invalid(P, [], "x")) == "metadata.name: Invalid value: []: x"
-    assert str(field.invalid(P, ["a", "b"], "x")) == 'metadata.name: Invalid value: ["a","b"]: x'
+    assert str(field_errors.invalid(P, "Foo", "bad")) == 'metadata.name: Invalid value: "Foo": bad'
+    assert str(field_errors.invalid(P, -1, "neg")) == "metadata.name: Invalid value: -1: neg"
+    assert str(field_errors.invalid(P, True, "x")) == "metadata.name: Invalid value: true: x"
+    assert str(field_errors.invalid(P, None, "x")) == "metadata.name: Invalid value: null: x"
+    assert str(field_errors.invalid(P, [], "x")) == "metadata.name: Invalid value: []: x"
+    assert (
+        str(field_errors.invalid(P, ["a", "b"], "x"))
+        == 'metadata.name: Invalid value: ["a","b"]: x'
+    )
     # Go maps marshal with sorted keys and HTML-safe strings.
-    assert str(field.invalid(P, {"b": 1, "a": "<&>"}, "x")) == (
+    assert str(field_errors.invalid(P, {"b": 1, "a": "<&>"}, "x")) == (
         'metadata.name: Invalid value: {"a":"\\u003c\\u0026\\u003e","b":1}: x'
     )
     # Go structs keep field order.
-    assert field.render_value(OrderedStruct(kind="K", apiVersion="v1")) == (
+    assert field_errors.render_value(OrderedStruct(kind="K", apiVersion="v1")) == (
         '{"kind":"K","apiVersion":"v1"}'
     )
     # Empty detail: no trailing colon.
-    assert str(field.invalid(P, "x", "")) == 'metadata.name: Invalid value: "x"'
-    assert str(field.type_invalid(P, "x", "must be integer")) == (
+    assert str(field_errors.invalid(P, "x", "")) == 'metadata.name: Invalid value: "x"'
+    assert str(field_errors.type_invalid(P, "x", "must be integer")) == (
         'metadata.name: Invalid value: "x": must be integer'
     )
 
@@ -128,8 +131,8 @@ def test_invalid_renders_values_like_go() -> None:
     ],
 )
 def test_strings_are_quoted_with_go_percent_q(value: str, rendered: str) -> None:
-    assert field.render_value(value) == rendered
-    assert field.go_quote(value) == rendered
+    assert field_errors.render_value(value) == rendered
+    assert field_errors.go_quote(value) == rendered
 
 
 @pytest.mark.parametrize(
@@ -150,60 +153,74 @@ def test_strings_are_quoted_with_go_percent_q(value: str, rendered: str) -> None
     ],
 )
 def test_floats_render_like_go(value: float, percent_v: str, as_json: str) -> None:
-    assert field.render_value(value) == percent_v
-    assert field.render_value([value]) == f"[{as_json}]"
+    assert field_errors.render_value(value) == percent_v
+    assert field_errors.render_value([value]) == f"[{as_json}]"
 
 
 def test_not_supported_lists_quoted_values() -> None:
-    e = field.not_supported(Path("spec", "policy"), "Bad", ["Always", "Never"])
+    e = field_errors.not_supported(Path("spec", "policy"), "Bad", ["Always", "Never"])
     assert str(e) == ('spec.policy: Unsupported value: "Bad": supported values: "Always", "Never"')
-    assert str(field.not_supported(Path("x"), "v", [])) == 'x: Unsupported value: "v"'
+    assert str(field_errors.not_supported(Path("x"), "v", [])) == 'x: Unsupported value: "v"'
 
 
 def test_too_long_too_many_duplicate() -> None:
     a = Path("metadata", "annotations")
-    assert str(field.too_long(a, "", 262144)) == (
+    assert str(field_errors.too_long(a, "", 262144)) == (
         "metadata.annotations: Too long: may not be more than 262144 bytes"
     )
     assert (
-        str(field.too_long(a, "", 1))
+        str(field_errors.too_long(a, "", 1))
         == "metadata.annotations: Too long: may not be more than 1 byte"
     )
-    assert str(field.too_long(a, "", -1)) == "metadata.annotations: Too long: value is too long"
-    assert str(field.too_long_characters(a, "", 5)) == (
+    assert (
+        str(field_errors.too_long(a, "", -1)) == "metadata.annotations: Too long: value is too long"
+    )
+    assert str(field_errors.too_long_characters(a, "", 5)) == (
         "metadata.annotations: Too long: may not be more than 5 characters"
     )
     assert (
-        str(field.too_many(Path("items"), 3, 2)) == "items: Too many: 3: must have at most 2 items"
+        str(field_errors.too_many(Path("items"), 3, 2))
+        == "items: Too many: 3: must have at most 2 items"
     )
-    assert str(field.too_many(Path("items"), -1, 1)) == "items: Too many: must have at most 1 item"
-    assert str(field.too_few(Path("items"), 0, 1)) == "items: Too few: 0: must have at least 1 item"
-    assert str(field.too_short(Path("s"), "ab", 3)) == "s: Too short: must be at least 3 characters"
-    assert str(field.duplicate(Path("spec", "ports").index(1), "http")) == (
+    assert (
+        str(field_errors.too_many(Path("items"), -1, 1))
+        == "items: Too many: must have at most 1 item"
+    )
+    assert (
+        str(field_errors.too_few(Path("items"), 0, 1))
+        == "items: Too few: 0: must have at least 1 item"
+    )
+    assert (
+        str(field_errors.too_short(Path("s"), "ab", 3))
+        == "s: Too short: must be at least 3 characters"
+    )
+    assert str(field_errors.duplicate(Path("spec", "ports").index(1), "http")) == (
         'spec.ports[1]: Duplicate value: "http"'
     )
-    assert str(field.not_found(Path("ref"), "x")) == 'ref: Not found: "x"'
-    assert str(field.internal_error(Path("x"), "boom")) == "x: Internal error: boom"
+    assert str(field_errors.not_found(Path("ref"), "x")) == 'ref: Not found: "x"'
+    assert str(field_errors.internal_error(Path("x"), "boom")) == "x: Internal error: boom"
 
 
 def test_cause_and_aggregate() -> None:
-    e = field.invalid(P, "Foo", "bad")
+    e = field_errors.invalid(P, "Foo", "bad")
     assert e.to_cause() == {
         "reason": "FieldValueInvalid",
         "message": 'Invalid value: "Foo": bad',
         "field": "metadata.name",
     }
-    r = field.required(P, "")
-    assert field.aggregate_message([]) == ""
-    assert field.aggregate_message([e]) == 'metadata.name: Invalid value: "Foo": bad'
-    assert field.aggregate_message([e, r, e]) == (
+    r = field_errors.required(P, "")
+    assert field_errors.aggregate_message([]) == ""
+    assert field_errors.aggregate_message([e]) == 'metadata.name: Invalid value: "Foo": bad'
+    assert field_errors.aggregate_message([e, r, e]) == (
         '[metadata.name: Invalid value: "Foo": bad, metadata.name: Required value]'
     )
 
 
 def test_equality() -> None:
-    assert field.invalid(P, "a", "d") == FieldError(ErrorType.INVALID, "metadata.name", "a", "d")
-    assert field.invalid(P, "a", "d") != field.invalid(P, "b", "d")
+    assert field_errors.invalid(P, "a", "d") == FieldError(
+        ErrorType.INVALID, "metadata.name", "a", "d"
+    )
+    assert field_errors.invalid(P, "a", "d") != field_errors.invalid(P, "b", "d")
 
 
 def test_child_paths_are_shared_but_bounded() -> None:

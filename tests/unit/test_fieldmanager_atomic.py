@@ -21,15 +21,15 @@ import pytest
 import kapi.apis
 from kapi.apimachinery.errors import StatusError
 from kapi.apis.core_v1 import ConfigMap
-from kapi.apis.meta import LabelSelector
 from kapi.apis.policy import PodDisruptionBudgetV1, PodDisruptionBudgetV1beta1
-from kapi.endpoints.openapi_v2 import to_v2
+from kapi.endpoints.openapi.v2 import to_v2
 from kapi.registry.fieldmanager import typed
 from kapi.registry.fieldmanager.fieldpath import path_string
 from kapi.registry.fieldmanager.manager import FieldManager
 from kapi.registry.fieldmanager.schema import declared_atom
 from kapi.registry.fieldmanager.updater import Converter
 from kapi.runtime import patch
+from kapi.runtime.meta import LabelSelector
 from kapi.runtime.schema import STRING, Field, List, Map, Schema, Struct, components
 
 Object = dict[str, Any]

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from kapi.apimachinery.errors import StatusError
 from kapi.apis.core_v1 import ConfigMap
-from kapi.apis.meta import ObjectMeta
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.fieldpath import FieldSet, field_element
 from kapi.registry.fieldmanager.manager import FieldManager, manager_or_user_agent
 from kapi.registry.fieldmanager.schema import declared_atom, openapi_atom
 from kapi.registry.fieldmanager.updater import Converter
+from kapi.runtime.meta import ObjectMeta
 
 Object = dict[str, Any]
 OLD = "2020-01-01T00:00:00Z"

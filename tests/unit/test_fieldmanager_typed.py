@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from kapi.apis.core_v1 import ConfigMap
-from kapi.apis.meta import ObjectMeta
 from kapi.registry.fieldmanager import typed
 from kapi.registry.fieldmanager.fieldpath import FieldSet, path_string
 from kapi.registry.fieldmanager.schema import declared_atom, openapi_atom
+from kapi.runtime.meta import ObjectMeta
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

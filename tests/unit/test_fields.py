@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kapi.apimachinery import fields as F
-from kapi.apimachinery.fields import FieldLabelNotSupportedError, FieldSelectorParseError
+from kapi.apimachinery import field_selector as F
+from kapi.apimachinery.field_selector import FieldLabelNotSupportedError, FieldSelectorParseError
 
 
 @pytest.mark.parametrize(

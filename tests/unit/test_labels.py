@@ -111,7 +111,7 @@ def test_parse_errors_use_upstream_messages(s: str, message: str) -> None:
 
 
 def test_parse_error_key_path_option() -> None:
-    from kapi.apimachinery.field import Path
+    from kapi.apimachinery.field_errors import Path
 
     with pytest.raises(SelectorParseError) as exc:
         L.parse("-a", path=Path("spec", "selector"))

@@ -18,8 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kapi.apis import builtin_resources
-from kapi.endpoints import gnostic, openapi_v2
-from kapi.endpoints.openapi import OpenAPIService
+from kapi.endpoints.openapi import gnostic
+from kapi.endpoints.openapi import v2 as openapi_v2
+from kapi.endpoints.openapi.service import OpenAPIService
 from kapi.runtime.protowire import FIXED64, LENGTH_DELIMITED, iter_fields
 from kapi.runtime.scheme import Scheme
 from kapi.version import DEFAULT_VERSION

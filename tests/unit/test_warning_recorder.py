@@ -9,14 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kapi import request
-from kapi.apimachinery.field import Path
+from kapi import warning as recorder_module
+from kapi.apimachinery.field_errors import Path
 from kapi.apimachinery.warningheader import (
     WarningHeader,
     new_warning_header,
     parse_warning_headers,
 )
-from kapi.endpoints import warnings as recorder_module
-from kapi.endpoints.warnings import (
+from kapi.warning import (
     TRUNCATE_AT_TOTAL_RUNES,
     TRUNCATE_ITEM_RUNES,
     WarningRecorder,

@@ -15,11 +15,11 @@ import orjson
 from kapi.apiextensions.conversion import converter_for
 from kapi.apiextensions.jsonpath import JSONPath
 from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
-from kapi.apimachinery.field import Path
-from kapi.apis.meta import ObjectMeta
+from kapi.apimachinery.field_errors import Path
 from kapi.features import FeatureGate
 from kapi.registry.tables import AGE, NAME, Column, since
 from kapi.runtime import pruning
+from kapi.runtime.meta import ObjectMeta
 from kapi.runtime.schema import Field, Struct
 from kapi.runtime.scheme import Object, Resource, ResourceVersion, version_priority_key
 from kapi.validation.cel import CELValidator

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kapi.apiextensions.jsonpath import JSONPath
-from kapi.apimachinery import field
-from kapi.apimachinery.field import FieldError, Path
+from kapi.apimachinery import field_errors
+from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.registry.strategy import Strategy
 from kapi.request import current as current_request
 from kapi.runtime.scheme import Object
@@ -105,7 +105,7 @@ class CustomResourceStrategy(Strategy):
             return []
         if any(e.type in _BLOCKING for e in schema_errors):
             # Upstream passes an untyped nil, which Go prints as the quoted string "null".
-            return [field.invalid(None, "null", _RULES_SKIPPED)]
+            return [field_errors.invalid(None, "null", _RULES_SKIPPED)]
         return self.cel.validate(new, old)
 
     def validate_subresource_update(
@@ -124,20 +124,22 @@ class CustomResourceStrategy(Strategy):
                 continue
             # Upstream names the field by the JSON path itself (".spec.replicas").
             if isinstance(value, bool) or not isinstance(value, int):
-                errs.append(field.invalid(Path(path), value, "should be an integer"))
+                errs.append(field_errors.invalid(Path(path), value, "should be an integer"))
             elif value < 0:
-                errs.append(field.invalid(Path(path), value, "should be a non-negative integer"))
+                errs.append(
+                    field_errors.invalid(Path(path), value, "should be a non-negative integer")
+                )
         return errs
 
 
 #: Schema errors after which CEL rules are not run (upstream ``hasBlockingErr``).
 _BLOCKING = frozenset(
     {
-        field.ErrorType.TYPE_INVALID,
-        field.ErrorType.REQUIRED,
-        field.ErrorType.NOT_SUPPORTED,
-        field.ErrorType.TOO_LONG,
-        field.ErrorType.TOO_MANY,
+        field_errors.ErrorType.TYPE_INVALID,
+        field_errors.ErrorType.REQUIRED,
+        field_errors.ErrorType.NOT_SUPPORTED,
+        field_errors.ErrorType.TOO_LONG,
+        field_errors.ErrorType.TOO_MANY,
     }
 )
 _RULES_SKIPPED = (

@@ -29,8 +29,8 @@ from dataclasses import field as dataclass_field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from kapi.apimachinery import field
-from kapi.apimachinery.field import FieldError, OrderedStruct, Path
+from kapi.apimachinery import field_errors
+from kapi.apimachinery.field_errors import FieldError, OrderedStruct, Path
 from kapi.apimachinery.validation import (
     inclusive_range_error,
     is_dns1035_label,
@@ -588,17 +588,17 @@ def _validate_stored_versions(
 ) -> list[FieldError]:
     """Every stored version must stay listed until a storage migration removes it."""
     if not stored:
-        return [field.invalid(path, stored, "must have at least one stored version")]
+        return [field_errors.invalid(path, stored, "must have at least one stored version")]
     errs: list[FieldError] = []
     remaining = {v: i for i, v in enumerate(stored)}
     for version in versions:
         name = version.get("name")
         found = remaining.pop(name, None) is not None
         if version.get("storage") is True and not found:
-            errs.append(field.invalid(path, stored, f"must have the storage version {name}"))
+            errs.append(field_errors.invalid(path, stored, f"must have the storage version {name}"))
     for name, i in sorted(remaining.items(), key=lambda kv: kv[1]):
         errs.append(
-            field.invalid(
+            field_errors.invalid(
                 path.index(i),
                 name,
                 f"missing from spec.versions; {name} was previously a storage version, and "
@@ -615,17 +615,19 @@ def _validate_names(names: dict[str, Any], path: Path) -> list[FieldError]:
     for key in ("plural", "singular"):
         value = _str(names.get(key))
         if value and (messages := is_dns1035_label(value)):
-            errs.append(field.invalid(path.child(key), value, ",".join(messages)))
+            errs.append(field_errors.invalid(path.child(key), value, ",".join(messages)))
     for key in ("kind", "listKind"):
         value = _str(names.get(key))
         if value and (messages := is_dns1035_label(value.lower())):
             detail = "may have mixed case, but should otherwise match: " + ",".join(messages)
-            errs.append(field.invalid(path.child(key), value, detail))
+            errs.append(field_errors.invalid(path.child(key), value, detail))
     errs += _validate_label_list(names.get("shortNames"), path.child("shortNames"))
     kind = _str(names.get("kind"))
     if kind and kind == names.get("listKind"):
         errs.append(
-            field.invalid(path.child("listKind"), kind, "kind and listKind may not be the same")
+            field_errors.invalid(
+                path.child("listKind"), kind, "kind and listKind may not be the same"
+            )
         )
     errs += _validate_label_list(names.get("categories"), path.child("categories"))
     return errs
@@ -635,7 +637,7 @@ def _validate_label_list(values: Any, path: Path) -> list[FieldError]:
     errs = []
     for i, value in enumerate(_list(values) or ()):
         if messages := is_dns1035_label(_str(value)):
-            errs.append(field.invalid(path.index(i), value, ",".join(messages)))
+            errs.append(field_errors.invalid(path.index(i), value, ",".join(messages)))
     return errs
 
 
@@ -673,7 +675,7 @@ def _validate_spec(spec: _Spec, opts: _Options) -> list[FieldError]:
     require_structural = _require_structural(spec, opts)
     if any(schema_has(s, _has_default) for s in spec.schemas()) and spec.preserve_unknown_fields:
         errs.append(
-            field.invalid(
+            field_errors.invalid(
                 _SPEC.child("preserveUnknownFields"),
                 True,
                 "must be false in order to use defaults in the schema",
@@ -700,20 +702,20 @@ def _validate_spec(spec: _Spec, opts: _Options) -> list[FieldError]:
 def _validate_group(group: str) -> list[FieldError]:
     path = _SPEC.child("group")
     if not group:
-        return [field.required(path, "")]
+        return [field_errors.required(path, "")]
     if messages := is_dns1123_subdomain(group):
-        return [field.invalid(path, group, ",".join(messages))]
+        return [field_errors.invalid(path, group, ",".join(messages))]
     if "." not in group:
-        return [field.invalid(path, group, "should be a domain with at least one dot")]
+        return [field_errors.invalid(path, group, "should be a domain with at least one dot")]
     return []
 
 
 def _validate_enum(path: Path, value: Any, accepted: tuple[str, ...]) -> list[FieldError]:
     """Upstream ``validateEnumStrings`` with ``required`` set."""
     if not value:
-        return [field.required(path, "")]
+        return [field_errors.required(path, "")]
     if value not in accepted:
-        return [field.not_supported(path, value, accepted)]
+        return [field_errors.not_supported(path, value, accepted)]
     return []
 
 
@@ -727,9 +729,9 @@ def _validate_schemas_present(spec: _Spec, opts: _Options) -> list[FieldError]:
         path = _SPEC.child("versions").index(i).child("schema", "openAPIV3Schema")
         if opts.require_openapi_schema:
             if missing:
-                errs.append(field.required(path, ""))
+                errs.append(field_errors.required(path, ""))
         elif not spec.preserve_unknown_fields and version.get("served") is True and missing:
-            errs.append(field.required(path, "because otherwise all fields are pruned"))
+            errs.append(field_errors.required(path, "because otherwise all fields are pruned"))
     return errs
 
 
@@ -758,20 +760,20 @@ def _validate_versions(spec: _Spec, opts: _Options, require_structural: bool) ->
         seen.add(name)
         path = _SPEC.child("versions").index(i)
         if messages := is_dns1035_label(name):
-            errs.append(field.invalid(path.child("name"), name, ",".join(messages)))
+            errs.append(field_errors.invalid(path.child("name"), name, ",".join(messages)))
         status_enabled = _status_enabled(spec.subresources_for(i))
         errs += _validate_version(
             version, spec.per_version[i], opts, status_enabled, require_structural, path
         )
     if not unique:
         errs.append(
-            field.invalid(
+            field_errors.invalid(
                 _SPEC.child("versions"), spec.go_versions(), "must contain unique version names"
             )
         )
     if sum(1 for v in versions if v.get("storage") is True) != 1:
         errs.append(
-            field.invalid(
+            field_errors.invalid(
                 _SPEC.child("versions"),
                 spec.go_versions(),
                 "must have exactly one version marked as storage version",
@@ -780,7 +782,7 @@ def _validate_versions(spec: _Spec, opts: _Options, require_structural: bool) ->
     if versions:  # conversion copies versions[0].name to the internal spec.version
         first = _str(versions[0].get("name"))
         if first and (messages := is_dns1035_label(first)):
-            errs.append(field.invalid(_SPEC.child("version"), first, ",".join(messages)))
+            errs.append(field_errors.invalid(_SPEC.child("version"), first, ",".join(messages)))
     return errs
 
 
@@ -794,7 +796,7 @@ def _validate_version(
 ) -> list[FieldError]:
     """``validateCustomResourceDefinitionVersion``; ``internal`` holds the non-hoisted fields."""
     errs = [
-        field.invalid(path.child("deprecationWarning"), version.get("deprecationWarning"), m)
+        field_errors.invalid(path.child("deprecationWarning"), version.get("deprecationWarning"), m)
         for m in _deprecation_warning_errors(
             version.get("deprecated") is True, version.get("deprecationWarning")
         )
@@ -811,7 +813,7 @@ def _validate_version(
         root = _root_schema(internal["validation"])
         if root is None:
             errs.append(
-                field.invalid(
+                field_errors.invalid(
                     path.child("selectableFields"),
                     "",
                     "selectableFields may only be set when version.schema.openAPIV3Schema "
@@ -853,7 +855,7 @@ def _deprecation_warning_errors(deprecated: bool, warning: Any) -> list[str]:
 def _validate_required_names(names: dict[str, Any]) -> list[FieldError]:
     path = _SPEC.child("names")
     return [
-        field.required(path.child(key), "")
+        field_errors.required(path.child(key), "")
         for key in ("plural", "singular", "kind", "listKind")
         if not _str(names.get(key))
     ]
@@ -893,12 +895,12 @@ def _status_root_errors(schema: dict[str, Any], path: Path) -> list[FieldError]:
                 detail = (
                     f'only "object" is allowed as the type at the root of the schema{_IF_STATUS}'
                 )
-                return [field.invalid(path.child("type"), value, detail)]
+                return [field_errors.invalid(path.child("type"), value, detail)]
             continue
         if go_name not in _ALLOWED_AT_STATUS_ROOT:
             allowed = " ".join(_ALLOWED_AT_STATUS_ROOT)
             detail = f"only [{allowed}] fields are allowed at the root of the schema{_IF_STATUS}"
-            return [field.invalid(path, _go_schema(schema), detail)]
+            return [field_errors.invalid(path, _go_schema(schema), detail)]
     return []
 
 
@@ -948,19 +950,19 @@ def _validate_subresources(subresources: Any, path: Path) -> list[FieldError]:
 def _scale_path_errors(value: str, path: Path, roots: tuple[str, ...]) -> list[FieldError]:
     """A scale path must be a simple JSON path below one of ``roots``."""
     if not value:
-        return [field.required(path, "")]
+        return [field_errors.required(path, "")]
     if errs := _simple_json_path_errors(value, path):
         return errs
     if not value.startswith(tuple(f".{r}." for r in roots)):
         under = " or ".join(f".{r}" for r in roots)
         detail = f"should be a json path under {'either ' if len(roots) > 1 else ''}{under}"
-        return [field.invalid(path, value, detail)]
+        return [field_errors.invalid(path, value, detail)]
     return []
 
 
 def _simple_json_path_errors(value: str, path: Path) -> list[FieldError]:
     if not value.startswith("."):
-        return [field.invalid(path, value, "must be a simple json path starting with .")]
+        return [field_errors.invalid(path, value, "must be a simple json path starting with .")]
     return []
 
 
@@ -970,19 +972,19 @@ def _validate_columns(columns: Any, path: Path) -> list[FieldError]:
     for i, column in enumerate(_list(columns) or ()):
         column, p = _dict(column), path.index(i)
         if not _str(column.get("name")):
-            errs.append(field.required(p.child("name"), ""))
+            errs.append(field_errors.required(p.child("name"), ""))
         col_type = _str(column.get("type"))
         if not col_type:
-            errs.append(field.required(p.child("type"), types_detail))
+            errs.append(field_errors.required(p.child("type"), types_detail))
         elif col_type not in PRINTER_COLUMN_TYPES:
-            errs.append(field.invalid(p.child("type"), col_type, types_detail))
+            errs.append(field_errors.invalid(p.child("type"), col_type, types_detail))
         fmt = _str(column.get("format"))
         if fmt and fmt not in PRINTER_COLUMN_FORMATS:
             detail = "must be one of " + ",".join(PRINTER_COLUMN_FORMATS)
-            errs.append(field.invalid(p.child("format"), fmt, detail))
+            errs.append(field_errors.invalid(p.child("format"), fmt, detail))
         json_path = _str(column.get("jsonPath"))
         if not json_path:
-            errs.append(field.required(p.child("JSONPath"), ""))
+            errs.append(field_errors.required(p.child("JSONPath"), ""))
         else:
             errs += _simple_json_path_errors(json_path, p.child("JSONPath"))
     return errs
@@ -995,7 +997,7 @@ def _validate_top_selectable_fields(spec: _Spec, opts: _Options) -> list[FieldEr
     root = _root_schema(spec.top["validation"])
     if root is None:
         detail = "selectableFields may only be set when validations.schema is included"
-        return [field.invalid(_SPEC.child("selectableFields"), "", detail)]
+        return [field_errors.invalid(_SPEC.child("selectableFields"), "", detail)]
     names = {_str(v.get("name")) for v in spec.versions or ()}
     allow_many = bool(names) and names <= opts.allow_too_many_selectable_fields
     return _validate_selectable_fields(fields, root, _SPEC.child("selectableFields"), allow_many)
@@ -1011,26 +1013,26 @@ def _validate_selectable_fields(
         p = path.index(i).child("jsonPath")
         json_path = _str(_dict(selectable).get("jsonPath"))
         if not json_path:
-            errs.append(field.required(p, ""))
+            errs.append(field_errors.required(p, ""))
             continue
         try:
             found_path, found = _resolve_field_path(json_path, schema)
         except ValueError as e:
-            errs.append(field.invalid(p, json_path, f"is an invalid path: {e}"))
+            errs.append(field_errors.invalid(p, json_path, f"is an invalid path: {e}"))
             continue
         if found_path.root().name == "metadata":
-            errs.append(field.invalid(p, json_path, "must not point to fields in metadata"))
+            errs.append(field_errors.invalid(p, json_path, "must not point to fields in metadata"))
         if _dict(found).get("type") not in ("string", "boolean", "integer"):
             detail = (
                 "must point to a field of type string, boolean or integer. "
                 "Enum string fields and strings with formats are allowed."
             )
-            errs.append(field.invalid(p, json_path, detail))
+            errs.append(field_errors.invalid(p, json_path, detail))
         if str(found_path) in unique:
-            errs.append(field.duplicate(p, json_path))
+            errs.append(field_errors.duplicate(p, json_path))
         unique.add(str(found_path))
     if len(unique) > MAX_SELECTABLE_FIELDS and not allow_too_many:
-        errs.append(field.too_many(path, len(unique), MAX_SELECTABLE_FIELDS))
+        errs.append(field_errors.too_many(path, len(unique), MAX_SELECTABLE_FIELDS))
     return errs
 
 
@@ -1062,7 +1064,7 @@ def _field_path_step(path: Path | None, node: Any, name: str) -> tuple[Path, Any
     if properties:
         if name not in properties:
             raise ValueError("does not refer to a valid field")
-        return field.child_of(path, name), properties[name]
+        return field_errors.child_of(path, name), properties[name]
     if isinstance(additional, dict):
         return (Path(f"[{name}]") if path is None else path.key(name)), additional
     raise ValueError("does not refer to a valid field")
@@ -1082,7 +1084,7 @@ def _validate_conversion(spec: _Spec, opts: _Options) -> list[FieldError]:
     errs: list[FieldError] = []
     if strategy != "None" and spec.preserve_unknown_fields:
         errs.append(
-            field.invalid(
+            field_errors.invalid(
                 path.child("strategy"),
                 _str(strategy),
                 "must be None if spec.preserveUnknownFields is true",
@@ -1095,7 +1097,7 @@ def _validate_conversion(spec: _Spec, opts: _Options) -> list[FieldError]:
     if strategy == "Webhook":
         if client_config is None:
             errs.append(
-                field.required(
+                field_errors.required(
                     path.child("webhookClientConfig"), "required when strategy is set to Webhook"
                 )
             )
@@ -1109,9 +1111,9 @@ def _validate_conversion(spec: _Spec, opts: _Options) -> list[FieldError]:
         return errs
     not_webhook = "should not be set when strategy is not set to Webhook"
     if client_config is not None:
-        errs.append(field.forbidden(path.child("webhookClientConfig"), not_webhook))
+        errs.append(field_errors.forbidden(path.child("webhookClientConfig"), not_webhook))
     if review_versions:
-        errs.append(field.forbidden(path.child("conversionReviewVersions"), not_webhook))
+        errs.append(field_errors.forbidden(path.child("conversionReviewVersions"), not_webhook))
     return errs
 
 
@@ -1119,25 +1121,27 @@ def _validate_review_versions(
     versions: list[Any] | None, require_recognized: bool, path: Path
 ) -> list[FieldError]:
     if not versions:
-        return [field.required(path, "")]
+        return [field_errors.required(path, "")]
     errs: list[FieldError] = []
     seen: set[Any] = set()
     for i, version in enumerate(versions):
         if version in seen:
-            errs.append(field.invalid(path.index(i), version, "duplicate version"))
+            errs.append(field_errors.invalid(path.index(i), version, "duplicate version"))
             continue
         seen.add(version)
-        errs += [field.invalid(path.index(i), version, m) for m in is_dns1035_label(_str(version))]
+        errs += [
+            field_errors.invalid(path.index(i), version, m) for m in is_dns1035_label(_str(version))
+        ]
     if require_recognized and not seen.intersection(ACCEPTED_CONVERSION_REVIEW_VERSIONS):
         detail = "must include at least one of " + ", ".join(ACCEPTED_CONVERSION_REVIEW_VERSIONS)
-        errs.append(field.invalid(path, versions, detail))
+        errs.append(field_errors.invalid(path, versions, detail))
     return errs
 
 
 def _validate_client_config(config: dict[str, Any], path: Path) -> list[FieldError]:
     url, service = config.get("url"), config.get("service")
     if (url is None) == (service is None):
-        return [field.required(path, "exactly one of url or service is required")]
+        return [field_errors.required(path, "exactly one of url or service is required")]
     if url is not None:
         return validate_webhook_url(path.child("url"), _str(url), force_https=True)
     service = _dict(service)
@@ -1155,22 +1159,26 @@ def validate_webhook_url(path: Path, url: str, *, force_https: bool) -> list[Fie
     """Upstream ``webhook.ValidateWebhookURL`` (k8s.io/apiserver/pkg/util/webhook)."""
     parse_error = _go_url_parse_error(url)
     if parse_error:
-        return [field.required(path, "url must be a valid URL: " + parse_error + _URL_FORM)]
+        return [field_errors.required(path, "url must be a valid URL: " + parse_error + _URL_FORM)]
     parts = urlsplit(url)
     errs: list[FieldError] = []
     if force_https and parts.scheme.lower() != "https":
         detail = "'https' is the only allowed URL scheme" + _URL_FORM
-        errs.append(field.invalid(path, parts.scheme.lower(), detail))
+        errs.append(field_errors.invalid(path, parts.scheme.lower(), detail))
     userinfo, at, host = parts.netloc.rpartition("@")
     if not host:
-        errs.append(field.invalid(path, host, "host must be specified" + _URL_FORM))
+        errs.append(field_errors.invalid(path, host, "host must be specified" + _URL_FORM))
     if at:
-        errs.append(field.invalid(path, userinfo, "user information is not permitted in the URL"))
+        errs.append(
+            field_errors.invalid(path, userinfo, "user information is not permitted in the URL")
+        )
     if parts.fragment:
-        errs.append(field.invalid(path, parts.fragment, "fragments are not permitted in the URL"))
+        errs.append(
+            field_errors.invalid(path, parts.fragment, "fragments are not permitted in the URL")
+        )
     if parts.query:
         errs.append(
-            field.invalid(path, parts.query, "query parameters are not permitted in the URL")
+            field_errors.invalid(path, parts.query, "query parameters are not permitted in the URL")
         )
     return errs
 
@@ -1178,9 +1186,9 @@ def validate_webhook_url(path: Path, url: str, *, force_https: bool) -> list[Fie
 def _go_url_parse_error(url: str) -> str:
     """The ``url.Parse`` failures worth reporting: control characters and a bare ``:scheme``."""
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
-        return f"parse {field.go_quote(url)}: net/url: invalid control character in URL"
+        return f"parse {field_errors.go_quote(url)}: net/url: invalid control character in URL"
     if url.startswith(":"):
-        return f"parse {field.go_quote(url)}: missing protocol scheme"
+        return f"parse {field_errors.go_quote(url)}: missing protocol scheme"
     return ""
 
 
@@ -1190,12 +1198,12 @@ def validate_webhook_service(
     """Upstream ``webhook.ValidateWebhookService``: a service reference and its URL path."""
     errs: list[FieldError] = []
     if not name:
-        errs.append(field.required(path.child("name"), ""))
+        errs.append(field_errors.required(path.child("name"), ""))
     if not namespace:
-        errs.append(field.required(path.child("namespace"), ""))
+        errs.append(field_errors.required(path.child("namespace"), ""))
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
         detail = "port is not valid: " + inclusive_range_error(1, 65535)
-        errs.append(field.invalid(path.child("port"), port, detail))
+        errs.append(field_errors.invalid(path.child("port"), port, detail))
     if isinstance(url_path, str):
         errs += _service_path_errors(url_path, path.child("path"))
     return errs
@@ -1205,19 +1213,20 @@ def _service_path_errors(url_path: str, path: Path) -> list[FieldError]:
     if url_path in ("", "/"):
         return []
     if url_path == "//":
-        return [field.invalid(path, url_path, "segment[0] may not be empty")]
+        return [field_errors.invalid(path, url_path, "segment[0] may not be empty")]
     errs = []
     if not url_path.startswith("/"):
-        errs.append(field.invalid(path, url_path, "must start with a '/'"))
+        errs.append(field_errors.invalid(path, url_path, "must start with a '/'"))
     to_check = url_path[1:]
     if to_check.endswith("/"):
         to_check = to_check[:-1]
     for i, step in enumerate(to_check.split("/")):
         if not step:
-            errs.append(field.invalid(path, url_path, f"segment[{i}] may not be empty"))
+            errs.append(field_errors.invalid(path, url_path, f"segment[{i}] may not be empty"))
             continue
         errs += [
-            field.invalid(path, url_path, f"segment[{i}]: {m}") for m in is_dns1123_subdomain(step)
+            field_errors.invalid(path, url_path, f"segment[{i}]: {m}")
+            for m in is_dns1123_subdomain(step)
         ]
     return errs
 
@@ -1240,9 +1249,9 @@ def _validate_api_approval(crd: dict[str, Any], old: dict[str, Any] | None) -> l
             return []
     path = _ANNOTATIONS.key(KUBE_API_APPROVED_ANNOTATION)
     if state == "missing":
-        return [field.required(path, reason)]
+        return [field_errors.required(path, reason)]
     if state == "invalid":
-        return [field.invalid(path, annotation, reason)]
+        return [field_errors.invalid(path, annotation, reason)]
     return []
 
 
@@ -1252,12 +1261,12 @@ def _is_protected_community_group(group: str) -> bool:
 
 def _api_approval_state(annotation: str) -> tuple[str, str]:
     """Upstream ``apihelpers.GetAPIApprovalState``: (state, reason)."""
-    key = field.go_quote(KUBE_API_APPROVED_ANNOTATION)
+    key = field_errors.go_quote(KUBE_API_APPROVED_ANNOTATION)
     see = "see https://github.com/kubernetes/enhancements/pull/1111"
     if not annotation:
         return "missing", f"protected groups must have approval annotation {key}, {see}"
     if annotation.startswith("unapproved"):
-        return "bypassed", f"not approved: {field.go_quote(annotation)}"
+        return "bypassed", f"not approved: {field_errors.go_quote(annotation)}"
     parts = urlsplit(annotation)
     if (
         parts.scheme
@@ -1282,5 +1291,5 @@ def _validate_preserve_unknown_fields(
             "cannot set to true, set x-kubernetes-preserve-unknown-fields to true "
             "in spec.versions[*].schema instead"
         )
-        return [field.invalid(_SPEC.child("preserveUnknownFields"), True, detail)]
+        return [field_errors.invalid(_SPEC.child("preserveUnknownFields"), True, detail)]
     return []

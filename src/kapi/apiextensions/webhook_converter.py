@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from kapi.apimachinery.errors import StatusError
-from kapi.apimachinery.field import Path, aggregate_message, go_quote
+from kapi.apimachinery.field_errors import Path, aggregate_message, go_quote
 from kapi.apimachinery.gotext import go_json_kind, go_type, gvk_string
 from kapi.apimachinery.validation import validate_annotations, validate_labels
 from kapi.runtime.objects import deep_copy, new_uid

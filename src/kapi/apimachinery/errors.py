@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kapi.apimachinery.field import FieldError
+from kapi.apimachinery.field_errors import FieldError
 
 
 class StatusError(Exception):

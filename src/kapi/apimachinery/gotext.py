@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from kapi.apimachinery.field import go_format_float
+from kapi.apimachinery.field_errors import go_format_float
 
 
 def go_duration(seconds: float) -> str:

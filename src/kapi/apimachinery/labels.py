@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from kapi.apimachinery.field import (
+from kapi.apimachinery.field_errors import (
     FieldError,
     Path,
     aggregate_message,

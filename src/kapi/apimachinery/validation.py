@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from kapi.apimachinery.field import (
+from kapi.apimachinery.field_errors import (
     FieldError,
     OrderedStruct,
     Path,

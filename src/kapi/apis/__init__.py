@@ -9,8 +9,8 @@ from kapi.apis import (
     coordination_v1,
     core_v1,
     core_v1_endpoints,
+    core_v1_events,
     discovery_v1,
-    events,
     events_v1,
     networking,
     policy,
@@ -27,7 +27,7 @@ def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
     return [
         *core_v1.resources(),
         *core_v1_endpoints.resources(),
-        *events.resources(),
+        *core_v1_events.resources(),
         *admissionregistration_v1.resources(),
         *apiextensions_v1.resources(gates or FeatureGate()),
         *batch.resources(),

@@ -18,7 +18,7 @@ from typing import Any
 
 from kapi.apiextensions.validation import validate_webhook_service, validate_webhook_url
 from kapi.apimachinery import validation
-from kapi.apimachinery.field import (
+from kapi.apimachinery.field_errors import (
     FieldError,
     Path,
     duplicate,
@@ -26,9 +26,9 @@ from kapi.apimachinery.field import (
     not_supported,
     required,
 )
-from kapi.apis.meta import LabelSelector, kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.meta import LabelSelector, kind_struct
 from kapi.runtime.schema import BYTES, INT32, STRING, Field, List, Struct
 from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version

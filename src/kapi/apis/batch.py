@@ -15,12 +15,12 @@ follows ``pkg/registry/batch/cronjob``.
 from __future__ import annotations
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field import FieldError, Path, invalid, not_supported, required
+from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
 from kapi.apis.core_v1_endpoints import ObjectReference
 from kapi.apis.core_v1_podtemplate import PodTemplateSpec
-from kapi.apis.meta import ObjectMeta, kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
+from kapi.runtime.meta import ObjectMeta, kind_struct
 from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Scalar, Struct, Time
 from kapi.runtime.scheme import (
     GroupVersionKind,

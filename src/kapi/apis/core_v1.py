@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field import (
+from kapi.apimachinery.field_errors import (
     FieldError,
     Path,
     forbidden,
@@ -23,9 +23,9 @@ from kapi.apimachinery.field import (
     required,
     too_long,
 )
-from kapi.apis.meta import kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.meta import kind_struct
 from kapi.runtime.objects import meta
 from kapi.runtime.schema import BOOLEAN, BYTES, STRING, Field, List, Map, Scalar, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion

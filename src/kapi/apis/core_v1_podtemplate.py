@@ -11,7 +11,7 @@ unpruned and unvalidated, like the free-form ``JobSpec`` around it.
 
 from __future__ import annotations
 
-from kapi.apis.meta import ObjectMeta
+from kapi.runtime.meta import ObjectMeta
 from kapi.runtime.schema import Field, List, Struct
 
 _V1 = "io.k8s.api.core.v1"

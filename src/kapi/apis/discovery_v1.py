@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field import (
+from kapi.apimachinery.field_errors import (
     FieldError,
     Path,
     duplicate,
@@ -28,9 +28,9 @@ from kapi.apis.core_v1_endpoints import (
     endpoint_ip_errors,
     validate_port_protocol,
 )
-from kapi.apis.meta import kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, first_of
+from kapi.runtime.meta import kind_struct
 from kapi.runtime.schema import BOOLEAN, INT32, STRING, Field, List, Map, Scalar, Struct
 from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version

@@ -5,7 +5,7 @@ convert to and from the internal (core-shaped) Event, and are stored as
 core/v1 Events (``pkg/apis/events/v1/conversion.go``).  Here the hub of the
 events.k8s.io resource is core/v1 itself, a version kept only to convert
 through, so both resources validate, store and select with the same code
-(:mod:`kapi.apis.events`).  The conversion renames fields: ``regarding`` is
+(:mod:`kapi.apis.core_v1_events`).  The conversion renames fields: ``regarding`` is
 ``involvedObject``, ``note`` is ``message``, ``reportingController`` is
 ``reportingComponent``, and the ``deprecated*`` fields are core/v1's
 ``source``, ``firstTimestamp``, ``lastTimestamp`` and ``count``.
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kapi.apis import events
-from kapi.apis.meta import kind_struct
+from kapi.apis import core_v1_events
+from kapi.runtime.meta import kind_struct
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version
@@ -131,7 +131,11 @@ def _event_schema(version: str) -> Struct:
                 "deprecatedFirstTimestamp", Time(), f"deprecatedFirstTimestamp {_DEPRECATED_DOC}"
             ),
             Field("deprecatedLastTimestamp", Time(), f"deprecatedLastTimestamp {_DEPRECATED_DOC}"),
-            Field("deprecatedSource", events.EventSource, f"deprecatedSource {_DEPRECATED_DOC}"),
+            Field(
+                "deprecatedSource",
+                core_v1_events.EventSource,
+                f"deprecatedSource {_DEPRECATED_DOC}",
+            ),
             Field(
                 "eventTime",
                 MicroTime(),
@@ -148,7 +152,7 @@ def _event_schema(version: str) -> Struct:
             Field("reason", STRING, docs.reason),
             Field(
                 "regarding",
-                events.ObjectReference,
+                core_v1_events.ObjectReference,
                 "regarding contains the object this Event is about. In most cases it's an Object "
                 "reporting controller implements, e.g. ReplicaSetController implements "
                 "ReplicaSets and this event is emitted because it acts on some changes in a "
@@ -156,7 +160,7 @@ def _event_schema(version: str) -> Struct:
             ),
             Field(
                 "related",
-                events.ObjectReference,
+                core_v1_events.ObjectReference,
                 "related is the optional secondary object for more complex actions. E.g. when "
                 "regarding object triggers a creation or deletion of related object.",
             ),
@@ -243,12 +247,12 @@ def hub_to_v1(obj: Object) -> Object:
 #: ``AddFieldLabelConversionsForEvent`` of events.k8s.io/v1: its labels and the core/v1
 #: labels they stand for.
 FIELD_LABEL_RENAMES = {
-    **{f"regarding.{name}": f"involvedObject.{name}" for name in events.REFERENCE_FIELDS},
+    **{f"regarding.{name}": f"involvedObject.{name}" for name in core_v1_events.REFERENCE_FIELDS},
     "reportingController": "reportingComponent",
 }
 FIELD_LABELS = (*FIELD_LABEL_RENAMES, "reason", "source", "type")
 
-V1_NAMES = events.EventFieldNames(
+V1_NAMES = core_v1_events.EventFieldNames(
     involved_object="regarding",
     message="note",
     source="deprecatedSource",
@@ -262,7 +266,7 @@ V1_NAMES = events.EventFieldNames(
 def resources() -> list[Resource]:
     """The events.k8s.io Event resource, stored with (and as) core/v1 Events."""
     return [
-        events.event_resource(
+        core_v1_events.event_resource(
             GROUP,
             {
                 "v1": ResourceVersion(
@@ -283,12 +287,12 @@ def resources() -> list[Resource]:
                     to_hub=v1_to_hub,
                     from_hub=hub_to_v1,
                 ),
-                HUB_VERSION: ResourceVersion(HUB_VERSION, events.Event, served=False),
+                HUB_VERSION: ResourceVersion(HUB_VERSION, core_v1_events.Event, served=False),
             },
             HUB_VERSION,
             hub_api_version="v1",
             field_labels=FIELD_LABELS,
             field_label_renames=FIELD_LABEL_RENAMES,
-            columns=events.event_columns(V1_NAMES),
+            columns=core_v1_events.event_columns(V1_NAMES),
         )
     ]

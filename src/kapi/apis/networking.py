@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field import FieldError, Path, invalid, not_supported, required
-from kapi.apis.meta import kind_struct
+from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.meta import kind_struct
 from kapi.runtime.schema import INT32, STRING, Field, IntOrString, List, Scalar, Struct
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version

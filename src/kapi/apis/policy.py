@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field import (
+from kapi.apimachinery.field_errors import (
     FieldError,
     OrderedStruct,
     Path,
@@ -26,9 +26,9 @@ from kapi.apimachinery.field import (
     required,
     too_long,
 )
-from kapi.apis.meta import Condition, LabelSelector, kind_struct
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.meta import Condition, LabelSelector, kind_struct
 from kapi.runtime.objects import deep_copy
 from kapi.runtime.schema import INT32, INT64, Field, IntOrString, List, Map, Scalar, Struct, Time
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Object, Resource, ResourceVersion

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from kapi.apimachinery import field as fielderr
+from kapi.apimachinery import field_errors as fielderr
 from kapi.apimachinery.gotext import go_json_kind
 from kapi.apimachinery.validation import is_dns1123_subdomain
 from kapi.request import RequestInfo

@@ -17,11 +17,11 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from kapi.apimachinery import errors, field
-from kapi.apimachinery.field import Path, go_quote
-from kapi.apimachinery.fields import FieldLabelNotSupportedError, field_label_converter
-from kapi.apimachinery.fields import FieldSelectorParseError as FieldSelectorError
-from kapi.apimachinery.fields import parse_selector as parse_field_selector
+from kapi.apimachinery import errors, field_errors
+from kapi.apimachinery.field_errors import Path, go_quote
+from kapi.apimachinery.field_selector import FieldLabelNotSupportedError, field_label_converter
+from kapi.apimachinery.field_selector import FieldSelectorParseError as FieldSelectorError
+from kapi.apimachinery.field_selector import parse_selector as parse_field_selector
 from kapi.apimachinery.gotext import go_json_kind
 from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
 from kapi.apimachinery.labels import parse_selector
@@ -259,15 +259,17 @@ def write_options(
     validation = query.get("fieldValidation", "")
     errs = []
     if patch_type and patch_type != serializer.APPLY_PATCH and "force" in query:
-        errs.append(field.forbidden(Path("force"), "may not be specified for non-apply patch"))
+        errs.append(
+            field_errors.forbidden(Path("force"), "may not be specified for non-apply patch")
+        )
     if patch_type == serializer.APPLY_PATCH and not query.get("fieldManager"):
-        errs.append(field.required(Path("fieldManager"), "is required for apply patch"))
+        errs.append(field_errors.required(Path("fieldManager"), "is required for apply patch"))
     errs += validate_field_manager(query.get("fieldManager", ""), Path("fieldManager"))
     if any(value != "All" for value in dry_run):
-        errs.append(field.not_supported(Path("dryRun"), dry_run, ["All"]))
+        errs.append(field_errors.not_supported(Path("dryRun"), dry_run, ["All"]))
     if validation not in ("", *_FIELD_VALIDATION):
         errs.append(
-            field.not_supported(
+            field_errors.not_supported(
                 Path("fieldValidation"), validation, sorted(["", *_FIELD_VALIDATION])
             )
         )
@@ -355,28 +357,28 @@ def _validate_list_options(query: dict[str, str], watch: bool) -> None:
     match = query.get("resourceVersionMatch", "")
     initial = query.get("sendInitialEvents")
     path = Path("resourceVersionMatch")
-    errs: list[field.FieldError] = []
+    errs: list[field_errors.FieldError] = []
     if watch:
         if initial is not None and match != "NotOlderThan":
             errs.append(
-                field.forbidden(
+                field_errors.forbidden(
                     path, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
                 )
             )
         if match:
             if initial is None:
                 errs.append(
-                    field.forbidden(
+                    field_errors.forbidden(
                         path,
                         "resourceVersionMatch is forbidden for watch unless sendInitialEvents "
                         "is provided",
                     )
                 )
             if match != "NotOlderThan":
-                errs.append(field.not_supported(path, match, ["NotOlderThan"]))
+                errs.append(field_errors.not_supported(path, match, ["NotOlderThan"]))
             if query.get("continue"):
                 errs.append(
-                    field.forbidden(
+                    field_errors.forbidden(
                         path, "resourceVersionMatch is forbidden when continue is provided"
                     )
                 )
@@ -384,27 +386,27 @@ def _validate_list_options(query: dict[str, str], watch: bool) -> None:
         if match:
             if not rv:
                 errs.append(
-                    field.forbidden(
+                    field_errors.forbidden(
                         path, "resourceVersionMatch is forbidden unless resourceVersion is provided"
                     )
                 )
             if query.get("continue"):
                 errs.append(
-                    field.forbidden(
+                    field_errors.forbidden(
                         path, "resourceVersionMatch is forbidden when continue is provided"
                     )
                 )
             if match not in ("Exact", "NotOlderThan"):
-                errs.append(field.not_supported(path, match, ["Exact", "NotOlderThan", ""]))
+                errs.append(field_errors.not_supported(path, match, ["Exact", "NotOlderThan", ""]))
             if match == "Exact" and rv == "0":
                 errs.append(
-                    field.forbidden(
+                    field_errors.forbidden(
                         path, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
                     )
                 )
         if initial is not None:
             errs.append(
-                field.forbidden(
+                field_errors.forbidden(
                     Path("sendInitialEvents"), "sendInitialEvents is forbidden for list"
                 )
             )
@@ -916,13 +918,13 @@ def _delete_dry_run(query: dict[str, str], options: Object) -> bool:
             "DeleteOptions",
             "meta.k8s.io",
             "",
-            [field.not_supported(Path("dryRun"), values, ["All"])],
+            [field_errors.not_supported(Path("dryRun"), values, ["All"])],
         )
     return bool(values)
 
 
-def _unsupported_policy(policy: Any) -> field.FieldError:
-    return field.not_supported(
+def _unsupported_policy(policy: Any) -> field_errors.FieldError:
+    return field_errors.not_supported(
         Path("propagationPolicy"), policy, ["Foreground", "Background", "Orphan", "nil"]
     )
 

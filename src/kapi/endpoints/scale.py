@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
-from kapi.apimachinery import errors, field
-from kapi.apimachinery.field import Path
+from kapi.apimachinery import errors, field_errors
+from kapi.apimachinery.field_errors import Path
 from kapi.endpoints.handlers import (
     RequestScope,
     apply_configuration,
@@ -30,7 +30,7 @@ from kapi.endpoints.handlers import (
 )
 from kapi.endpoints.http import Request, Response
 from kapi.endpoints.negotiation import body_media_type
-from kapi.endpoints.openapi_meta import Scale
+from kapi.endpoints.openapi.meta import Scale
 from kapi.registry.fieldmanager.managedfields import ManagedFieldsError
 from kapi.registry.fieldmanager.manager import FieldManager, manager_or_user_agent
 from kapi.registry.fieldmanager.scalehandler import (
@@ -227,8 +227,10 @@ def _metadata(scale: Object) -> Object:
     return metadata if isinstance(metadata, dict) else {}
 
 
-def _negative(value: Any) -> field.FieldError:
-    return field.invalid(Path("spec", "replicas"), value, "must be greater than or equal to 0")
+def _negative(value: Any) -> field_errors.FieldError:
+    return field_errors.invalid(
+        Path("spec", "replicas"), value, "must be greater than or equal to 0"
+    )
 
 
 VERBS = {"get": get, "update": update, "patch": patch_}

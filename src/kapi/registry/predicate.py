@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kapi.apimachinery.fields import FieldSelector
+from kapi.apimachinery.field_selector import FieldSelector
 from kapi.apimachinery.gotext import go_sprint
 from kapi.apimachinery.labels import Selector
 

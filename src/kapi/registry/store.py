@@ -20,8 +20,8 @@ import orjson
 
 from kapi.admission.chain import AdmissionChain
 from kapi.admission.interface import Attributes, Operation
-from kapi.apimachinery import errors, field, validation
-from kapi.apimachinery.field import Path
+from kapi.apimachinery import errors, field_errors, validation
+from kapi.apimachinery.field_errors import Path
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.predicate import SelectionPredicate
@@ -452,7 +452,7 @@ class Store:
         self._warn(self.strategy.warnings_on_create(obj))
         self.strategy.canonicalize(obj)
 
-    def _compare_declared(self, obj: Object, handwritten: list[field.FieldError]) -> None:
+    def _compare_declared(self, obj: Object, handwritten: list[field_errors.FieldError]) -> None:
         """Declarative validation in shadow mode: counted when it differs, never answered."""
         if self._declarative is not None and self._declared is not None:
             self._declarative.compare(self._declared, obj, handwritten)
@@ -491,7 +491,7 @@ class Store:
                     self.resource.group,
                     name,
                     [
-                        field.invalid(
+                        field_errors.invalid(
                             Path("metadata", "resourceVersion"),
                             0,
                             "must be specified for an update",

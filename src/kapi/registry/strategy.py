@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field import FieldError, Path
+from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.runtime.objects import deep_copy
 
 Object = dict[str, Any]

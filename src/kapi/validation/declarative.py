@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kapi.apimachinery.field import FieldError
+from kapi.apimachinery.field_errors import FieldError
 from kapi.runtime.schema import JSON, Struct, components
 from kapi.validation.schema_validator import SchemaValidator
 

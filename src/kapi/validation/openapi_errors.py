@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from enum import Enum, auto
 from typing import Any, Final
 
-from kapi.apimachinery.field import (
+from kapi.apimachinery.field_errors import (
     FieldError,
     go_json,
     go_quote,

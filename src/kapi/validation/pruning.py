@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from kapi.apis.meta import ObjectMeta
+from kapi.runtime.meta import ObjectMeta
 from kapi.runtime.schema import List, Schema, Struct
 
 _META_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata"})

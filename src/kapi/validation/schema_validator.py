@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kapi.apimachinery.field import FieldError, Path
+from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.validation import openapi_errors as oe
 from kapi.validation import structural_checks as sc
 from kapi.validation.formats import effective_format, string_format_checker

@@ -50,8 +50,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Final
 
-from kapi.apimachinery import field
-from kapi.apimachinery.field import FieldError, Path
+from kapi.apimachinery import field_errors
+from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.validation.pruning import prune
 from kapi.validation.regexp import RegexpError, compile_regexp
 
@@ -79,7 +79,9 @@ def validate_crd_schema(
     """All upstream errors for one ``openAPIV3Schema`` at ``path``, in upstream's order."""
     errs: list[FieldError] = []
     if schema.get("nullable") is True:
-        errs.append(field.forbidden(path.child("nullable"), "nullable cannot be true at the root"))
+        errs.append(
+            field_errors.forbidden(path.child("nullable"), "nullable cannot be true at the root")
+        )
     init_error = None
     if require_structural:
         init_error = _new_structural_error(schema)
@@ -88,7 +90,7 @@ def validate_crd_schema(
             errs += structural or _default_errors(schema, path, default_validator)
     errs += _check(schema, path, _Context(), is_root=True)
     if not errs and init_error is not None:
-        errs.append(field.invalid(path, "", init_error))
+        errs.append(field_errors.invalid(path, "", init_error))
     return errs
 
 
@@ -181,7 +183,7 @@ def _invariants(s: dict[str, Any], lvl: _Level, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     items = _items(s)
     if s.get("type") == "array" and items is None:
-        errs.append(field.required(path.child("items"), "must be specified"))
+        errs.append(field_errors.required(path.child("items"), "must be specified"))
     if items is not None:
         errs += _invariants(items, _Level.ITEM, path.child("items"))
     for k, prop in _props(s).items():
@@ -189,7 +191,9 @@ def _invariants(s: dict[str, Any], lvl: _Level, path: Path) -> list[FieldError]:
     has_additional = s.get("additionalProperties") is not None
     if has_additional and lvl is _Level.ROOT:
         errs.append(
-            field.forbidden(path.child("additionalProperties"), "must not be used at the root")
+            field_errors.forbidden(
+                path.child("additionalProperties"), "must not be used at the root"
+            )
         )
     if (ap := _additional_schema(s)) is not None:
         errs += _invariants(ap, _Level.FIELD, path.child("additionalProperties"))
@@ -198,7 +202,7 @@ def _invariants(s: dict[str, Any], lvl: _Level, path: Path) -> list[FieldError]:
     errs += _type_invariants(s, lvl, path)
     if _set(s, "x-kubernetes-embedded-resource") and has_additional:
         errs.append(
-            field.forbidden(
+            field_errors.forbidden(
                 path.child("additionalProperties"),
                 "must not be used if x-kubernetes-embedded-resource is set",
             )
@@ -214,7 +218,7 @@ def _extension_conflicts(s: dict[str, Any], path: Path) -> list[FieldError]:
     for ext in ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource"):
         if _set(s, ext):
             detail = "must be false if x-kubernetes-int-or-string is true"
-            errs.append(field.invalid(path.child(ext), True, detail))
+            errs.append(field_errors.invalid(path.child(ext), True, detail))
     return errs
 
 
@@ -227,14 +231,18 @@ def _type_invariants(s: dict[str, Any], lvl: _Level, path: Path) -> list[FieldEr
     elif not typ and not (
         _set(s, "x-kubernetes-int-or-string") or _set(s, "x-kubernetes-preserve-unknown-fields")
     ):
-        errs.append(field.required(path.child("type"), f"must not be empty {lvl.value}"))
+        errs.append(field_errors.required(path.child("type"), f"must not be empty {lvl.value}"))
     if lvl is _Level.ROOT and typ and typ != "object":
-        errs.append(field.invalid(path.child("type"), typ, "must be object at the root"))
+        errs.append(field_errors.invalid(path.child("type"), typ, "must be object at the root"))
     return errs
 
 
 def _required_or_invalid(path: Path, value: str, detail: str) -> FieldError:
-    return field.required(path, detail) if not value else field.invalid(path, value, detail)
+    return (
+        field_errors.required(path, detail)
+        if not value
+        else field_errors.invalid(path, value, detail)
+    )
 
 
 def _meta_invariants(s: dict[str, Any], lvl: _Level, path: Path) -> list[FieldError]:
@@ -246,25 +254,29 @@ def _meta_invariants(s: dict[str, Any], lvl: _Level, path: Path) -> list[FieldEr
     for name in ("kind", "apiVersion"):
         if name in props and check_metadata and props[name].get("type") != "string":
             type_path = path.child("properties").key(name).child("type")
-            errs.append(field.invalid(type_path, props[name].get("type") or "", "must be string"))
+            errs.append(
+                field_errors.invalid(type_path, props[name].get("type") or "", "must be string")
+            )
     if "metadata" in props:
         meta, meta_path = props["metadata"], path.child("properties").key("metadata")
         if check_metadata and meta.get("type") != "object":
             errs.append(
-                field.invalid(meta_path.child("type"), meta.get("type") or "", "must be object")
+                field_errors.invalid(
+                    meta_path.child("type"), meta.get("type") or "", "must be object"
+                )
             )
         if lvl is _Level.ROOT and not _only_name_restrictions(meta):
             detail = (
                 "must not specify anything other than name and generateName, "
                 "but metadata is implicitly specified"
             )
-            errs.append(field.forbidden(meta_path, detail))
+            errs.append(field_errors.forbidden(meta_path, detail))
     if embedded and not _set(s, "x-kubernetes-preserve-unknown-fields") and not props:
         detail = (
             "must not be empty if x-kubernetes-embedded-resource is true "
             "without x-kubernetes-preserve-unknown-fields"
         )
-        errs.append(field.required(path.child("properties"), detail))
+        errs.append(field_errors.required(path.child("properties"), detail))
     return errs
 
 
@@ -327,7 +339,7 @@ def _value_validation(
     pattern = s.get("pattern")
     if pattern and (err := go_regexp_error(pattern)) is not None:
         detail = f"must be a valid regular expression, but isn't: {err}"
-        errs.append(field.invalid(path.child("pattern"), pattern, detail))
+        errs.append(field_errors.invalid(path.child("pattern"), pattern, detail))
     return errs
 
 
@@ -374,10 +386,10 @@ def _nested(v: dict[str, Any], skip_any_of: bool, path: Path) -> list[FieldError
         errs += _nested(prop, False, path.child("properties").key(k))
     for key, detail in _NESTED_FORBIDDEN:
         if _nested_sets(v, key):
-            errs.append(field.forbidden(path.child(key), detail))
+            errs.append(field_errors.forbidden(path.child(key), detail))
     if "metadata" in _props(v):
         detail = "must not be specified in a nested context"
-        errs.append(field.forbidden(path.child("properties").key("metadata"), detail))
+        errs.append(field_errors.forbidden(path.child("properties").key("metadata"), detail))
     return errs
 
 
@@ -402,7 +414,7 @@ def _nested_completeness(
     v: dict[str, Any], s: dict[str, Any] | None, s_path: Path, v_path: Path
 ) -> list[FieldError]:
     if s is None:
-        return [field.required(s_path, f"because it is defined in {v_path}")]
+        return [field_errors.required(s_path, f"because it is defined in {v_path}")]
     errs = _value_validation_completeness(v, s, s_path, v_path)
     if (items := _items(v)) is not None:
         errs += _nested_completeness(items, _items(s), s_path.child("items"), v_path.child("items"))
@@ -443,7 +455,9 @@ def _defaults(
             prune(pruned, s, is_resource_root=embedded, embedded_metadata=False)
             if pruned != default:
                 errs.append(
-                    field.invalid(path.child("default"), default, "must not have unknown fields")
+                    field_errors.invalid(
+                        path.child("default"), default, "must not have unknown fields"
+                    )
                 )
         if default_validator is not None:
             errs += default_validator(s, default, path.child("default"))
@@ -479,7 +493,7 @@ def _check(
     errs = _keyword_errors(s, path, ctx)
     if s.get("uniqueItems") is True:
         detail = "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
-        errs.append(field.forbidden(path.child("uniqueItems"), detail))
+        errs.append(field_errors.forbidden(path.child("uniqueItems"), detail))
     errs += _check_children(s, path, ctx, is_root)
     errs += _extension_errors(s, path)
     errs += _validation_rule_errors(s, path)
@@ -494,7 +508,7 @@ def _check_children(
     if ap is not None:
         if _props(s) and (ap is False or isinstance(ap, dict)):
             detail = "additionalProperties and properties are mutual exclusive"
-            errs.append(field.forbidden(path.child("additionalProperties"), detail))
+            errs.append(field_errors.forbidden(path.child("additionalProperties"), detail))
         if isinstance(ap, dict):
             sub = ctx
             if ctx.inside_resource_meta:
@@ -532,12 +546,12 @@ def _keyword_errors(s: dict[str, Any], path: Path, ctx: _Context) -> list[FieldE
     errs = []
     typ = s.get("type") or ""
     if typ and typ not in _OPENAPI_TYPES:
-        errs.append(field.not_supported(path.child("type"), typ, _OPENAPI_TYPES))
+        errs.append(field_errors.not_supported(path.child("type"), typ, _OPENAPI_TYPES))
     if s.get("default") is not None and not ctx.allow_defaults:
         detail = "must not be set"
         if ctx.disallow_defaults_reason:
             detail += " " + ctx.disallow_defaults_reason
-        errs.append(field.forbidden(path.child("default"), detail))
+        errs.append(field_errors.forbidden(path.child("default"), detail))
     for key, present in (
         ("id", _set(s, "id")),
         ("additionalItems", s.get("additionalItems") is not None),
@@ -547,16 +561,16 @@ def _keyword_errors(s: dict[str, Any], path: Path, ctx: _Context) -> list[FieldE
         ("$ref", s.get("$ref") is not None),
     ):
         if present:
-            errs.append(field.forbidden(path.child(key), f"{key} is not supported"))
+            errs.append(field_errors.forbidden(path.child(key), f"{key} is not supported"))
     if typ == "null":
         detail = "type cannot be set to null, use nullable as an alternative"
-        errs.append(field.forbidden(path.child("type"), detail))
+        errs.append(field_errors.forbidden(path.child("type"), detail))
     if isinstance(s.get("items"), list) and s["items"]:
         detail = "items must be a schema object and not an array"
-        errs.append(field.forbidden(path.child("items"), detail))
+        errs.append(field_errors.forbidden(path.child("items"), detail))
     if ctx.inside_resource_meta and _set(s, "x-kubernetes-embedded-resource"):
         detail = "must not be used inside of resource meta"
-        errs.append(field.forbidden(path.child("x-kubernetes-embedded-resource"), detail))
+        errs.append(field_errors.forbidden(path.child("x-kubernetes-embedded-resource"), detail))
     return errs
 
 
@@ -564,7 +578,7 @@ def _extension_errors(s: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
     if s.get("x-kubernetes-preserve-unknown-fields") is False:
         errs.append(
-            field.invalid(
+            field_errors.invalid(
                 path.child("x-kubernetes-preserve-unknown-fields"),
                 False,
                 "must be true or undefined",
@@ -588,7 +602,7 @@ def _map_type_errors(s: dict[str, Any], path: Path) -> list[FieldError]:
         errs.append(_required_or_invalid(path.child("type"), typ, detail))
     if map_type not in ("atomic", "granular"):
         errs.append(
-            field.not_supported(
+            field_errors.not_supported(
                 path.child("x-kubernetes-map-type"), map_type, ("atomic", "granular")
             )
         )
@@ -609,7 +623,7 @@ def _list_type_errors(s: dict[str, Any], path: Path) -> list[FieldError]:
         errs += _set_item_errors(items, path.child("items"))
     if list_type not in ("atomic", "set", "map"):
         errs.append(
-            field.not_supported(
+            field_errors.not_supported(
                 path.child("x-kubernetes-list-type"), list_type, ("atomic", "set", "map")
             )
         )
@@ -621,10 +635,10 @@ def _set_item_errors(items: dict[str, Any], path: Path) -> list[FieldError]:
     detail = "must be atomic as item of a list with x-kubernetes-list-type=set"
     item_list_type = items.get("x-kubernetes-list-type")
     if items.get("type") == "array" and item_list_type not in (None, "atomic"):
-        return [field.invalid(path.child("x-kubernetes-list-type"), item_list_type, detail)]
+        return [field_errors.invalid(path.child("x-kubernetes-list-type"), item_list_type, detail)]
     if items.get("type") == "object" and items.get("x-kubernetes-map-type") != "atomic":
         # Upstream reports the item's list type here, usually null.
-        return [field.invalid(path.child("x-kubernetes-map-type"), item_list_type, detail)]
+        return [field_errors.invalid(path.child("x-kubernetes-map-type"), item_list_type, detail)]
     return []
 
 
@@ -641,17 +655,19 @@ def _list_map_keys_errors(s: dict[str, Any], path: Path) -> list[FieldError]:
         return errs
     if not keys:
         detail = "must not be empty if x-kubernetes-list-type is map"
-        errs.append(field.required(path.child("x-kubernetes-list-map-keys"), detail))
+        errs.append(field_errors.required(path.child("x-kubernetes-list-map-keys"), detail))
     items = s.get("items")
     if items is None:
         detail = "must have a schema if x-kubernetes-list-type is map"
-        errs.append(field.required(path.child("items"), detail))
+        errs.append(field_errors.required(path.child("items"), detail))
     elif isinstance(items, list):
         detail = "must only have a single schema if x-kubernetes-list-type is map"
-        errs.append(field.invalid(path.child("items"), items, detail))
+        errs.append(field_errors.invalid(path.child("items"), items, detail))
     elif items.get("type") != "object":
         detail = "must be object if parent array's x-kubernetes-list-type is map"
-        errs.append(field.invalid(path.child("items", "type"), items.get("type") or "", detail))
+        errs.append(
+            field_errors.invalid(path.child("items", "type"), items.get("type") or "", detail)
+        )
     else:
         errs += _map_key_property_errors(items, keys, path)
     return errs
@@ -667,14 +683,14 @@ def _map_key_property_errors(
     for k in keys:
         if k not in props:
             detail = "entries must all be names of item properties"
-            errs.append(field.invalid(keys_path, keys, detail))
+            errs.append(field_errors.invalid(keys_path, keys, detail))
         elif props[k].get("type") in ("array", "object"):
             # Upstream reports the item type (object) as the bad value.
             type_path = path.child("items", "properties").key(k).child("type")
             detail = "must be a scalar type if parent array's x-kubernetes-list-type is map"
-            errs.append(field.invalid(type_path, items["type"], detail))
+            errs.append(field_errors.invalid(type_path, items["type"], detail))
         if k in seen:
-            errs.append(field.invalid(keys_path, keys, "must not contain duplicate entries"))
+            errs.append(field_errors.invalid(keys_path, keys, "must not contain duplicate entries"))
         seen.add(k)
     return errs
 
@@ -688,7 +704,7 @@ def _map_set_item_errors(s: dict[str, Any], path: Path) -> list[FieldError]:
     errs = []
     if items.get("nullable") is True:
         detail = f"cannot be nullable when x-kubernetes-list-type is {list_type}"
-        errs.append(field.forbidden(path.child("items", "nullable"), detail))
+        errs.append(field_errors.forbidden(path.child("items", "nullable"), detail))
     if list_type != "map":
         return errs
     required = set(items.get("required") or ())
@@ -702,10 +718,10 @@ def _map_set_item_errors(s: dict[str, Any], path: Path) -> list[FieldError]:
                 "this property is in x-kubernetes-list-map-keys, "
                 "so it must have a default or be a required property"
             )
-            errs.append(field.required(prop_path.child("default"), detail))
+            errs.append(field_errors.required(prop_path.child("default"), detail))
         if props[k].get("nullable") is True:
             detail = "this property is in x-kubernetes-list-map-keys, so it cannot be nullable"
-            errs.append(field.forbidden(prop_path.child("nullable"), detail))
+            errs.append(field_errors.forbidden(prop_path.child("nullable"), detail))
     return errs
 
 
@@ -731,30 +747,30 @@ def rule_errors(rule: dict[str, Any], path: Path) -> list[FieldError]:
     message = rule.get("message") or ""
     trimmed_message = message.strip()
     if not text:
-        errs.append(field.required(path.child("rule"), "rule is not specified"))
+        errs.append(field_errors.required(path.child("rule"), "rule is not specified"))
     elif message and not trimmed_message:
         detail = "message must be non-empty if specified"
-        errs.append(field.invalid(path.child("message"), message, detail))
+        errs.append(field_errors.invalid(path.child("message"), message, detail))
     elif _NEWLINES.search(trimmed_message):
         detail = "message must not contain line breaks"
-        errs.append(field.invalid(path.child("message"), message, detail))
+        errs.append(field_errors.invalid(path.child("message"), message, detail))
     elif _NEWLINES.search(text) and not trimmed_message:
         detail = "message must be specified if rule contains line breaks"
-        errs.append(field.required(path.child("message"), detail))
+        errs.append(field_errors.required(path.child("message"), detail))
     message_expression = rule.get("messageExpression") or ""
     if message_expression and not message_expression.strip():
         detail = "messageExpression must be non-empty if specified"
-        errs.append(field.required(path.child("messageExpression"), detail))
+        errs.append(field_errors.required(path.child("messageExpression"), detail))
     reason = rule.get("reason")
     if reason is not None and reason not in VALIDATION_REASONS:
-        errs.append(field.not_supported(path.child("reason"), reason, VALIDATION_REASONS))
+        errs.append(field_errors.not_supported(path.child("reason"), reason, VALIDATION_REASONS))
     field_path = rule.get("fieldPath") or ""
     if field_path and not field_path.strip():
         detail = "fieldPath must be non-empty if specified"
-        errs.append(field.invalid(path.child("fieldPath"), field_path, detail))
+        errs.append(field_errors.invalid(path.child("fieldPath"), field_path, detail))
     if _NEWLINES.search(field_path):
         detail = "fieldPath must not contain line breaks"
-        errs.append(field.invalid(path.child("fieldPath"), field_path, detail))
+        errs.append(field_errors.invalid(path.child("fieldPath"), field_path, detail))
     return errs
 
 

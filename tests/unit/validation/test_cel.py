@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field_errors import Path
 from kapi.validation.cel import CELValidator
 
 SCHEMA_PATH = Path("spec", "validation", "openAPIV3Schema")

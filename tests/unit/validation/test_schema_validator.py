@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kapi.apimachinery.field import Path
+from kapi.apimachinery.field_errors import Path
 from kapi.validation.schema_validator import SchemaValidator
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kapi.apimachinery.field import FieldError, Path
+from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.validation.structural import go_regexp_error, validate_crd_schema
 
 ROOT = Path("spec", "versions").index(0).child("schema", "openAPIV3Schema")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kapi.apimachinery.field import go_quote
+from kapi.apimachinery.field_errors import go_quote
 from kapi.apimachinery.gotext import gvk_string
 from kapi.runtime.objects import new_uid
 

@@ -48,8 +48,8 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from kapi.apimachinery import field
-from kapi.apimachinery.field import ErrorType, FieldError, Path
+from kapi.apimachinery import field_errors
+from kapi.apimachinery.field_errors import ErrorType, FieldError, Path
 from kapi.validation.cel import cost
 from kapi.validation.cel.compiler import (
     OLD_SELF,
@@ -173,9 +173,9 @@ class CELValidator:
         total = sum(c for _, c in costs)
         if total > cost.STATIC_ESTIMATED_CRD_COST_LIMIT:
             for p, _ in heapq.nlargest(4, costs, key=lambda pc: pc[1]):
-                errors.append(field.forbidden(p, _CONTRIBUTED))
+                errors.append(field_errors.forbidden(p, _CONTRIBUTED))
             errors.append(
-                field.forbidden(
+                field_errors.forbidden(
                     path,
                     cost_error_message(
                         _TOTAL_COST_NAME,
@@ -242,7 +242,7 @@ def _validate(node: _Node, obj: Any, old: Any, path: Path | None, run: _Run) -> 
                 child,
                 v,
                 old_map.get(k),
-                field.child_of(path, k) if child is not node.additional else _key(path, k),
+                field_errors.child_of(path, k) if child is not node.additional else _key(path, k),
                 run,
             ):
                 return False
@@ -303,9 +303,9 @@ def _eval_error(err: str) -> str:
 
 def _evaluate_rules(node: _Node, obj: Any, old: Any, path: Path | None, run: _Run) -> bool:
     type_name = node.schema.get("type", "")
-    fld = field.path_str(path)
+    fld = field_errors.path_str(path)
     if run.budget <= 0:
-        run.errors.append(field.invalid(fld, type_name, OUT_OF_BUDGET))
+        run.errors.append(field_errors.invalid(fld, type_name, OUT_OF_BUDGET))
         return False
     for compiled in node.rules:
         data = {SELF: obj, OLD_SELF: old}
@@ -315,7 +315,7 @@ def _evaluate_rules(node: _Node, obj: Any, old: Any, path: Path | None, run: _Ru
         # cel-go cancels an evaluation just past the per-call limit: that is all it spends.
         spent = min(charge, cost.PER_CALL_LIMIT + 1)
         if spent > run.budget:
-            run.errors.append(field.invalid(fld, type_name, OUT_OF_BUDGET))
+            run.errors.append(field_errors.invalid(fld, type_name, OUT_OF_BUDGET))
             return False
         run.budget -= spent
         if compiled.optional_old_self:
@@ -329,7 +329,7 @@ def _evaluate_rules(node: _Node, obj: Any, old: Any, path: Path | None, run: _Ru
             # outcome as cel-go's cost limit, reported the same way.
             if isinstance(e, RuntimeError) and _ITERATIONS not in str(e):
                 raise
-            run.errors.append(field.invalid(fld, type_name, _call_cost_exceeded(compiled)))
+            run.errors.append(field_errors.invalid(fld, type_name, _call_cost_exceeded(compiled)))
             return False
         if result.type() == _ERROR:
             err = _eval_error(str(result.value()))
@@ -340,7 +340,7 @@ def _evaluate_rules(node: _Node, obj: Any, old: Any, path: Path | None, run: _Ru
                 )
             else:
                 detail = f"{err} evaluating rule: {compiled.error_string}"
-            run.errors.append(field.invalid(fld, type_name, detail))
+            run.errors.append(field_errors.invalid(fld, type_name, detail))
             continue
         if result.value() is True:
             continue
@@ -352,7 +352,7 @@ def _evaluate_rules(node: _Node, obj: Any, old: Any, path: Path | None, run: _Ru
             detail = _message(compiled, data, run)
             if run.budget < 0:
                 run.errors.append(
-                    field.invalid(
+                    field_errors.invalid(
                         where,
                         type_name,
                         (
@@ -399,9 +399,9 @@ def _call_cost_exceeded(compiled: CompiledRule) -> str:
 
 def _error_for_reason(reason: str | None, where: str, type_name: str, detail: str) -> FieldError:
     if reason == ErrorType.FORBIDDEN.value:
-        return field.forbidden(where, detail)
+        return field_errors.forbidden(where, detail)
     if reason == ErrorType.REQUIRED.value:
-        return field.required(where, detail)
+        return field_errors.required(where, detail)
     if reason == ErrorType.DUPLICATE.value:
-        return field.duplicate(where, type_name)
-    return field.invalid(where, type_name, detail)
+        return field_errors.duplicate(where, type_name)
+    return field_errors.invalid(where, type_name, detail)

@@ -17,8 +17,8 @@ from typing import Any, Final
 
 from cel_expr_python import cel
 
-from kapi.apimachinery import field
-from kapi.apimachinery.field import ErrorType, FieldError, Path, go_quote
+from kapi.apimachinery import field_errors
+from kapi.apimachinery.field_errors import ErrorType, FieldError, Path, go_quote
 from kapi.validation.cel import checked, cost, library, strformat
 from kapi.validation.structural import rule_errors
 
@@ -117,7 +117,7 @@ class GoStructValue:
 
 
 class StructValueError(FieldError):
-    """A FieldError whose bad value is a Go struct; ``field.render_value`` knows only JSON."""
+    """A FieldError whose bad value is a Go struct; ``render_value`` knows only JSON."""
 
     __slots__ = ()
 
@@ -181,11 +181,11 @@ _FIELD_PATH_TOKEN = re.compile(r"'(?:[^'\\]|\\.)*'|[.\[\]]|[^.\[\]']+")
 def valid_field_path(json_path: str, schema: dict[str, Any]) -> str:
     """Normalize a rule's ``fieldPath`` against the schema (upstream ``ValidFieldPath``).
 
-    Returns the path as ``field.Path`` renders it; raises ValueError when the path does not
+    Returns the path as ``field_errors.Path`` renders it; raises ValueError when the path does not
     name a declared field.
     """
     tokens = _FIELD_PATH_TOKEN.findall(json_path)
-    path = ""  # rendered as field.Path renders a path built from nil
+    path = ""  # rendered as field_errors.Path renders a path built from nil
     s = schema
     i = 0
 
@@ -420,7 +420,9 @@ def _schema_checks(
         try:
             valid_field_path(fp, schema)
         except ValueError:
-            errs.append(field.invalid(p.child("fieldPath"), fp, "fieldPath must be a valid path"))
+            errs.append(
+                field_errors.invalid(p.child("fieldPath"), fp, "fieldPath must be a valid path")
+            )
     return errs
 
 
@@ -498,7 +500,7 @@ def compile_node(
         rule_cost = _static_cost(ast, schema) * factor
         if rule_cost > cost.STATIC_ESTIMATED_COST_LIMIT:
             errs.append(
-                field.forbidden(
+                field_errors.forbidden(
                     p.child("rule"),
                     cost_error_message(
                         "estimated rule cost", rule_cost, cost.STATIC_ESTIMATED_COST_LIMIT
@@ -533,7 +535,7 @@ def compile_node(
             mcost = _static_cost(message_ast, schema) * factor
             if mcost > cost.STATIC_ESTIMATED_COST_LIMIT:
                 errs.append(
-                    field.forbidden(
+                    field_errors.forbidden(
                         p.child("messageExpression"),
                         cost_error_message(
                             "estimated messageExpression cost",
@@ -545,7 +547,7 @@ def compile_node(
             out.max_cost.append((p.child("messageExpression"), mcost))
         if not uses_old_self and rule.get("optionalOldSelf") is not None:
             errs.append(
-                field.invalid(
+                field_errors.invalid(
                     p.child("optionalOldSelf"),
                     rule["optionalOldSelf"],
                     "may not be set if oldSelf is not used in rule",

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from cel_expr_python import cel
 
-from kapi.apimachinery.field import go_format_float, go_quote
+from kapi.apimachinery.field_errors import go_format_float, go_quote
 from kapi.validation.cel import checked
 
 _DEFAULT_PRECISION: Final = 6

@@ -20,12 +20,12 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field import FieldError, OrderedStruct, Path, invalid, required
+from kapi.apimachinery.field_errors import FieldError, OrderedStruct, Path, invalid, required
 from kapi.apis.coordination_v1 import canonical_micro_time
-from kapi.apis.meta import kind_struct
 from kapi.registry.strategy import METADATA, Strategy
 from kapi.registry.tables import NAME, Column, short_duration
 from kapi.request import current as current_request
+from kapi.runtime.meta import kind_struct
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version

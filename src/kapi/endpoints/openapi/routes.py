@@ -4,8 +4,8 @@ Built-in resources follow kube-apiserver's installer (collection, item,
 subresource and deprecated ``/watch/`` paths; list across namespaces);
 custom resources follow the CRD OpenAPI builder, which publishes fewer
 media types, no watch paths and option parameters of its own.  Each route
-is rendered as OpenAPI v3 by :mod:`kapi.endpoints.openapi` and as Swagger 2.0
-by :mod:`kapi.endpoints.openapi_v2`, so both documents describe the same API.
+is rendered as OpenAPI v3 by :mod:`kapi.endpoints.openapi.service` and as Swagger 2.0
+by :mod:`kapi.endpoints.openapi.v2`, so both documents describe the same API.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kapi.endpoints.discovery import resource_verbs
-from kapi.endpoints.openapi_meta import (
+from kapi.endpoints.openapi.meta import (
     APIResourceList,
     DeleteOptions,
     Patch,

@@ -1,6 +1,6 @@
 """The ``meta.k8s.io`` and ``runtime`` types that only OpenAPI operations refer to.
 
-Object schemas reference ObjectMeta and ListMeta (:mod:`kapi.apis.meta`);
+Object schemas reference ObjectMeta and ListMeta (:mod:`kapi.runtime.meta`);
 the operations around them also name a ``Status`` (delete responses), the
 ``DeleteOptions`` and ``Patch`` bodies, the ``WatchEvent`` of watch
 responses and the ``APIResourceList`` of a group version's root path.
@@ -8,7 +8,7 @@ responses and the ``APIResourceList`` of a group version's root path.
 
 from __future__ import annotations
 
-from kapi.apis.meta import ListMeta, ObjectMeta
+from kapi.runtime.meta import ListMeta, ObjectMeta
 from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Struct
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1"

@@ -24,14 +24,14 @@ import gzip
 import hashlib
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from kapi.endpoints.autoneg import parse_accept
-from kapi.endpoints.gnostic import encode_document
 from kapi.endpoints.http import Request, Response
-from kapi.endpoints.openapi_routes import (
+from kapi.endpoints.openapi.gnostic import encode_document
+from kapi.endpoints.openapi.routes import (
     BODY,
     Param,
     Route,
@@ -40,10 +40,8 @@ from kapi.endpoints.openapi_routes import (
     own_params,
     path_items,
 )
+from kapi.endpoints.openapi.specs import Specs
 from kapi.endpoints.servecontent import not_modified, serve_content
-
-if TYPE_CHECKING:
-    from kapi.endpoints.openapi import Specs
 
 Object = dict[str, Any]
 

@@ -8,7 +8,7 @@ with ``?hash=<etag>``, so a changed document gets a new URL and a document
 fetched by its current hash may be cached for good.  The index itself is
 served as kube-apiserver's aggregator serves it: rebuilt per request, with
 no ETag.  The Swagger 2.0 document that kubectl 1.27 and 1.28 read is
-derived from the v3 documents by :mod:`kapi.endpoints.openapi_v2`.
+derived from the v3 documents by :mod:`kapi.endpoints.openapi.v2`.
 """
 
 from __future__ import annotations
@@ -16,19 +16,18 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 import orjson
 
 from kapi.apimachinery import errors
-from kapi.apis.meta import ListMeta, ObjectMeta, list_struct
-from kapi.endpoints import openapi_meta, openapi_v2
 from kapi.endpoints.autoneg import parse_accept
 from kapi.endpoints.discovery import is_custom, ordered_groups
 from kapi.endpoints.http import Request, Response
-from kapi.endpoints.openapi_routes import (
+from kapi.endpoints.openapi import meta as openapi_meta
+from kapi.endpoints.openapi import v2 as openapi_v2
+from kapi.endpoints.openapi.routes import (
     Param,
     Route,
     Shared,
@@ -38,9 +37,11 @@ from kapi.endpoints.openapi_routes import (
     path_items,
     resource_routes,
 )
+from kapi.endpoints.openapi.specs import GroupVersionSpec, Specs
 from kapi.endpoints.scheme_cache import SchemeCache
 from kapi.endpoints.servecontent import serve_content
 from kapi.runtime import schema, serializer
+from kapi.runtime.meta import ListMeta, ObjectMeta, list_struct
 from kapi.runtime.scheme import Resource, Scheme
 
 Object = dict[str, Any]
@@ -57,27 +58,6 @@ _OPERATION_DEFINITIONS = (
 _NO_CACHE = (b"cache-control", b"no-cache, private")
 #: What Go's ``http.DetectContentType`` makes of a JSON body.
 _SNIFFED_TEXT = "text/plain; charset=utf-8"
-
-
-@dataclass(frozen=True)
-class GroupVersionSpec:
-    """One group version's OAS 3.0 document, its routes and its encoding."""
-
-    document: Object
-    routes: tuple[Route, ...]
-    #: Definitions made from CRD schemas (converted by upstream's CRD rules for v2).
-    custom_definitions: frozenset[str]
-    body: bytes
-    etag: str
-    last_modified: float
-
-
-@dataclass(frozen=True)
-class Specs:
-    """Every group version's document and the ``/openapi/v3`` index of them."""
-
-    by_path: dict[str, GroupVersionSpec]
-    index: bytes
 
 
 class OpenAPIService:
