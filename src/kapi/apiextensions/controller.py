@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any
 from kapi.apimachinery import errors
 from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER, GROUP
 from kapi.registry.predicate import EVERYTHING
-from kapi.runtime.objects import now_rfc3339
+from kapi.runtime.objects import Object, now_rfc3339
 
 if TYPE_CHECKING:
     from kapi.server import APIServer
 
 log = logging.getLogger(__name__)
-Object = dict[str, Any]
 _NAME_FIELDS = ("plural", "singular", "kind", "listKind")
 
 

@@ -27,7 +27,7 @@ from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.strategy import METADATA, Strategy, SubresourceStrategy
 from kapi.request import current as current_request
-from kapi.runtime.objects import deep_copy, meta, new_uid, now_rfc3339
+from kapi.runtime.objects import Object, deep_copy, meta, new_uid, now_rfc3339
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 from kapi.storage.interface import (
     ConflictError,
@@ -41,8 +41,6 @@ from kapi.storage.interface import (
 )
 from kapi.validation.declarative import DeclarativeValidation
 from kapi.validation.defaulting import Defaulter
-
-Object = dict[str, Any]
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_NAME_LENGTH = 63 - 5

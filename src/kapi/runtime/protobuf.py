@@ -36,6 +36,7 @@ from kapi.runtime import (
     protobuf_apiextensions,  # noqa: F401 -- registers CustomResourceDefinition
     protobuf_batch,  # noqa: F401 -- registers CronJob and its pod template
 )
+from kapi.runtime.objects import Object
 from kapi.runtime.protobuf_messages import MESSAGES, Field, Label, Message, ValueType, message_for
 from kapi.runtime.protowire import (
     FIXED64,
@@ -47,8 +48,6 @@ from kapi.runtime.protowire import (
     iter_fields,
     to_signed,
 )
-
-Object = dict[str, Any]
 
 PREFIX = b"k8s\x00"
 #: Go's ``%v`` of the prefix, as upstream's error message prints it.

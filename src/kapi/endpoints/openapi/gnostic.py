@@ -23,9 +23,9 @@ from typing import Any
 
 import orjson
 
+from kapi.runtime.objects import Object
 from kapi.runtime.protowire import MessageWriter
 
-Object = dict[str, Any]
 Encoder = Callable[[MessageWriter, int, Any], None]
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from kapi.endpoints.discovery import resource_verbs
 from kapi.endpoints.openapi.meta import (
@@ -25,9 +24,9 @@ from kapi.endpoints.openapi.meta import (
     WatchEvent,
 )
 from kapi.runtime import serializer
+from kapi.runtime.objects import Object
 from kapi.runtime.scheme import GroupVersion, Resource
 
-Object = dict[str, Any]
 QUERY, PATH, BODY = "query", "path", "body"
 
 
