@@ -26,8 +26,9 @@ from kapi.registry.strategy import METADATA, Strategy
 from kapi.registry.tables import NAME, Column, short_duration
 from kapi.request import current as current_request
 from kapi.runtime.meta import kind_struct
+from kapi.runtime.objects import Object
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
-from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 _CORE = "io.k8s.api.core.v1"
