@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from kapi.cli.commands.session import CommandError, Session
-
-Schema = dict[str, Any]
+from kapi.runtime.objects import Object as Schema
 
 #: kubectl wraps description lines at this many columns, indent included.
 _WRAP = 80

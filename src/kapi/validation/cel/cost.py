@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
+from kapi.runtime.objects import Object as Schema
 from kapi.validation.cel import checked, library
 from kapi.validation.cel.checked import Node
 
@@ -80,7 +81,6 @@ _LIST_SEARCHES: Final = frozenset({"indexOf", "lastIndexOf"})
 _MAX_NAME_FORMAT_REGEX_SIZE: Final = 128
 _MAX_FORMAT_REGEX_SIZE: Final = max(f.max_regex_size for f in library.FORMATS.values())
 
-Schema = dict[str, Any]
 #: Maximum size (list items, map entries, string bytes) of values at a schema node.
 SizeOf = Callable[[Schema], int]
 
