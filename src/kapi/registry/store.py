@@ -11,6 +11,7 @@ version.  It knows nothing of HTTP.
 from __future__ import annotations
 
 import base64
+import builtins
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -450,7 +451,9 @@ class Store:
         self._warn(self.strategy.warnings_on_create(obj))
         self.strategy.canonicalize(obj)
 
-    def _compare_declared(self, obj: Object, handwritten: list[field_errors.FieldError]) -> None:
+    def _compare_declared(
+        self, obj: Object, handwritten: builtins.list[field_errors.FieldError]
+    ) -> None:
         """Declarative validation in shadow mode: counted when it differs, never answered."""
         if self._declarative is not None and self._declared is not None:
             self._declarative.compare(self._declared, obj, handwritten)
@@ -649,7 +652,7 @@ class Store:
 
     async def delete_collection(
         self, namespace: str | None, predicate: SelectionPredicate, *, dry_run: bool = False
-    ) -> list[Object]:
+    ) -> builtins.list[Object]:
         listed = await self.list(namespace, predicate)
         deleted: list[Object] = []
         for obj in listed.items:
@@ -705,7 +708,7 @@ class Store:
         self,
         watch: Any,
         predicate: SelectionPredicate,
-        initial: list[Object],
+        initial: builtins.list[Object],
         start: int,
         end_marker: bool,
     ) -> AsyncGenerator[WatchEvent]:
@@ -799,7 +802,7 @@ class Store:
             dry_run=dry_run,
         )
 
-    def _warn(self, warnings: list[str]) -> None:
+    def _warn(self, warnings: builtins.list[str]) -> None:
         if warnings:
             request = current_request()
             for text in warnings:
