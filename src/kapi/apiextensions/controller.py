@@ -171,12 +171,15 @@ def _set_conditions(current: list[Object], wanted: list[tuple[str, str, str, str
     out = [c for c in current if c.get("type") not in {w[0] for w in wanted}]
     for type_, status, reason, message in wanted:
         old = by_type.get(type_)
-        changed = old is None or old.get("status") != status
+        if old is None or old.get("status") != status:
+            since = now_rfc3339()
+        else:
+            since = old["lastTransitionTime"]
         out.append(
             {
                 "type": type_,
                 "status": status,
-                "lastTransitionTime": now_rfc3339() if changed else old["lastTransitionTime"],
+                "lastTransitionTime": since,
                 "reason": reason,
                 "message": message,
             }

@@ -344,6 +344,7 @@ def _validate_client_config(config: Object, path: Path) -> list[FieldError]:
         return [required(path, "exactly one of url or service is required")]
     if url is not None:
         return validate_webhook_url(path.child("url"), url, force_https=True)
+    assert service is not None  # exactly one of the two is set
     return validate_webhook_service(
         path.child("service"),
         service.get("namespace") or "",

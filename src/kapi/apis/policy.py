@@ -82,7 +82,9 @@ def _convert_selector(obj: Object, swaps: Swaps, strip: bool) -> None:
     with ``StripPDBV1beta1Label`` wherever a selector enters the hub.
     """
     spec = obj.get("spec")
-    selector = spec.get("selector") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return
+    selector = spec.get("selector")
     if not isinstance(selector, dict):
         return  # a nil selector (matches nothing in every version) stays nil
     semantic = _semantic(selector)

@@ -110,7 +110,9 @@ def static_size(s: Schema) -> int:
     if t == "array":
         if s.get("maxItems") is not None:
             return max(0, s["maxItems"])
-        items = s.get("items") if isinstance(s.get("items"), dict) else {}
+        items = s.get("items")
+        if not isinstance(items, dict):
+            items = {}
         return (MAX_REQUEST_SIZE_BYTES - 2) // (min_serialized_size(items) + 1)
     if t == "object":
         if s.get("maxProperties") is not None:
@@ -186,7 +188,7 @@ class CostEstimator:
         self._accumulators: dict[str, int | None] = {}
 
     def estimate(self) -> int:
-        scope = {"self": self._root_schema, "oldSelf": self._root_schema}
+        scope: dict[str, Schema | None] = {"self": self._root_schema, "oldSelf": self._root_schema}
         return self._cost(self._expr.root, scope)[0]
 
     def _size(self, schema: Schema | None, literal: int | None) -> int:
