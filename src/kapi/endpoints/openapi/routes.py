@@ -239,6 +239,8 @@ class _Builder:
             path_params.append(Param("name", PATH, description=f"name of the {self.kind}"))
         if "{namespace}" in path:
             path_params.append(_NAMESPACE)
+        consumes: tuple[str, ...]
+        produces: tuple[str, ...]
         if self.custom:
             consumes = _CUSTOM_PATCH_TYPES if method == "patch" else _CUSTOM_MEDIA_TYPES
             produces = _CUSTOM_MEDIA_TYPES
