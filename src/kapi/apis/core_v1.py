@@ -179,7 +179,10 @@ class NamespaceStrategy(Strategy):
 
     has_status = True
     subresource_fields = {"status": ("status",), "finalize": ("spec", "finalizers")}
-    validate_name = staticmethod(validation.validate_namespace_name)
+
+    @staticmethod
+    def validate_name(name: str, prefix: bool) -> list[str]:
+        return validation.validate_namespace_name(name, prefix)
 
     def prepare_for_create(self, obj: Object) -> None:
         obj["status"] = {"phase": ACTIVE}

@@ -16,8 +16,9 @@ as upstream's event registry does with an etcd lease.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, OrderedStruct, Path, invalid, required
@@ -472,7 +473,8 @@ def selectable_fields(event: Object) -> dict[str, str]:
 # --- printing -------------------------------------------------------------------------------
 
 
-class EventFieldNames(NamedTuple):
+@dataclass(frozen=True)
+class EventFieldNames:
     """Where a version of Event keeps what ``printEvent`` reads (the names differ by group)."""
 
     involved_object: str

@@ -54,7 +54,7 @@ class _ClientBase(abc.ABC, Generic[T, W]):
     def __init__(
         self,
         config: ClientConfig,
-        timeout: float | None,
+        timeout: float | None = DEFAULT_TIMEOUT,
         warning_handler: WarningHandler | None = None,
     ) -> None:
         self.config = config
