@@ -21,7 +21,7 @@ from kapi.runtime.objects import Object
 from kapi.runtime.patch import merge_patch
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     for name, run, help_ in (
         ("create", create, "create objects from files or stdin"),
         ("replace", replace, "replace objects from files or stdin"),

@@ -17,7 +17,7 @@ from kapi.client import ApiError
 from kapi.runtime.objects import Object
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("delete", help="delete resources", parents=parents)
     parser.add_argument("targets", nargs="*", metavar="TYPE [NAME...] | TYPE/NAME...")
     parser.add_argument(

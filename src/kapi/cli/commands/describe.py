@@ -37,7 +37,7 @@ _PADDING = 2
 _INDENT = "  "
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("describe", help="show details of resources", parents=parents)
     parser.add_argument("targets", nargs="+", metavar="TYPE [NAME...] | TYPE/NAME...")
     parser.add_argument("-l", "--selector", help="label selector, e.g. -l key1=value1,key2")

@@ -22,7 +22,7 @@ _WRAP = 80
 _REF_PREFIX = "#/components/schemas/"
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("explain", help="describe the fields of a resource", parents=parents)
     parser.add_argument("target", metavar="TYPE[.FIELD...]")
     parser.set_defaults(command_run=explain)

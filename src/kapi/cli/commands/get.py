@@ -32,7 +32,7 @@ class Target:
     names: list[str] | None
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("get", help="display one or many resources", parents=parents)
     parser.add_argument("targets", nargs="+", metavar="TYPE[.GROUP] [NAME...] | TYPE/NAME...")
     parser.add_argument("-o", "--output", choices=OUTPUTS, help="output format")
