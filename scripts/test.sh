@@ -16,4 +16,5 @@ if ! command -v etcd >/dev/null 2>&1; then
 fi
 
 python -m ruff check src tests benchmarks
+python -m mypy
 python -m pytest "$@"

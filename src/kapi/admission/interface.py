@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from kapi.runtime.objects import Object
 
 if TYPE_CHECKING:
     from kapi.runtime.scheme import Resource
-
-Object = dict[str, Any]
 
 
 class Operation(enum.Enum):

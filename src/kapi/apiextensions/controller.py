@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any
 from kapi.apimachinery import errors
 from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER, GROUP
 from kapi.registry.predicate import EVERYTHING
-from kapi.runtime.objects import now_rfc3339
+from kapi.runtime.objects import Object, now_rfc3339
 
 if TYPE_CHECKING:
     from kapi.server import APIServer
 
 log = logging.getLogger(__name__)
-Object = dict[str, Any]
 _NAME_FIELDS = ("plural", "singular", "kind", "listKind")
 
 
@@ -172,12 +171,15 @@ def _set_conditions(current: list[Object], wanted: list[tuple[str, str, str, str
     out = [c for c in current if c.get("type") not in {w[0] for w in wanted}]
     for type_, status, reason, message in wanted:
         old = by_type.get(type_)
-        changed = old is None or old.get("status") != status
+        if old is None or old.get("status") != status:
+            since = now_rfc3339()
+        else:
+            since = old["lastTransitionTime"]
         out.append(
             {
                 "type": type_,
                 "status": status,
-                "lastTransitionTime": now_rfc3339() if changed else old["lastTransitionTime"],
+                "lastTransitionTime": since,
                 "reason": reason,
                 "message": message,
             }

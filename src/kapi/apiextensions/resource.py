@@ -20,8 +20,9 @@ from kapi.features import FeatureGate
 from kapi.registry.tables import AGE, NAME, Column, since
 from kapi.runtime import pruning
 from kapi.runtime.meta import ObjectMeta
+from kapi.runtime.objects import Object
 from kapi.runtime.schema import Field, Struct
-from kapi.runtime.scheme import Object, Resource, ResourceVersion, version_priority_key
+from kapi.runtime.scheme import Resource, ResourceVersion, version_priority_key
 from kapi.validation.cel import CELValidator
 from kapi.validation.defaulting import Defaulter
 from kapi.validation.pruning import Pruner

@@ -15,7 +15,7 @@ from kapi.apimachinery import field_errors
 from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.registry.strategy import Strategy
 from kapi.request import current as current_request
-from kapi.runtime.scheme import Object
+from kapi.runtime.objects import Object
 from kapi.validation.cel import CELValidator
 from kapi.validation.schema_validator import SchemaValidator
 

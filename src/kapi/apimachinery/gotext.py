@@ -95,7 +95,7 @@ def parse_go_duration(text: str) -> float:
 
 def _go_time_quote(text: str) -> str:
     """How the time package quotes input in errors: non-ASCII and control bytes as ``\\xNN``."""
-    out = []
+    out: list[str] = []
     for char in text:
         if char < " " or char >= "\x80":
             out.extend(f"\\x{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))

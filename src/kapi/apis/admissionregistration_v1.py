@@ -29,8 +29,9 @@ from kapi.apimachinery.field_errors import (
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import LabelSelector, kind_struct
+from kapi.runtime.objects import Object
 from kapi.runtime.schema import BYTES, INT32, STRING, Field, List, Struct
-from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 GROUP = "admissionregistration.k8s.io"
@@ -343,6 +344,7 @@ def _validate_client_config(config: Object, path: Path) -> list[FieldError]:
         return [required(path, "exactly one of url or service is required")]
     if url is not None:
         return validate_webhook_url(path.child("url"), url, force_https=True)
+    assert service is not None  # exactly one of the two is set
     return validate_webhook_service(
         path.child("service"),
         service.get("namespace") or "",

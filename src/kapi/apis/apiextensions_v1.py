@@ -16,9 +16,9 @@ from kapi.features import FeatureGate
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import DEFAULT_COLUMNS
 from kapi.runtime.meta import Condition, kind_struct
-from kapi.runtime.objects import now_rfc3339
+from kapi.runtime.objects import Object, now_rfc3339
 from kapi.runtime.schema import BOOLEAN, BYTES, INT32, STRING, Field, List, Struct
-from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 GROUP = "apiextensions.k8s.io"

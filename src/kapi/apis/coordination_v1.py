@@ -13,8 +13,9 @@ from kapi.apimachinery.field_errors import FieldError, Path, forbidden, invalid,
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import kind_struct
+from kapi.runtime.objects import Object
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct
-from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 

@@ -26,9 +26,9 @@ from kapi.apimachinery.field_errors import (
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import kind_struct
-from kapi.runtime.objects import meta
+from kapi.runtime.objects import Object, meta
 from kapi.runtime.schema import BOOLEAN, BYTES, STRING, Field, List, Map, Scalar, Struct, Time
-from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 _CORE = "io.k8s.api.core.v1"
@@ -179,7 +179,10 @@ class NamespaceStrategy(Strategy):
 
     has_status = True
     subresource_fields = {"status": ("status",), "finalize": ("spec", "finalizers")}
-    validate_name = staticmethod(validation.validate_namespace_name)
+
+    @staticmethod
+    def validate_name(name: str, prefix: bool) -> list[str]:
+        return validation.validate_namespace_name(name, prefix)
 
     def prepare_for_create(self, obj: Object) -> None:
         obj["status"] = {"phase": ACTIVE}

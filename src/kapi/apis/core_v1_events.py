@@ -16,8 +16,9 @@ as upstream's event registry does with an etcd lease.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, OrderedStruct, Path, invalid, required
@@ -26,8 +27,9 @@ from kapi.registry.strategy import METADATA, Strategy
 from kapi.registry.tables import NAME, Column, short_duration
 from kapi.request import current as current_request
 from kapi.runtime.meta import kind_struct
+from kapi.runtime.objects import Object
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
-from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 _CORE = "io.k8s.api.core.v1"
@@ -471,7 +473,8 @@ def selectable_fields(event: Object) -> dict[str, str]:
 # --- printing -------------------------------------------------------------------------------
 
 
-class EventFieldNames(NamedTuple):
+@dataclass(frozen=True)
+class EventFieldNames:
     """Where a version of Event keeps what ``printEvent`` reads (the names differ by group)."""
 
     involved_object: str

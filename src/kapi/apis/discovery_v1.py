@@ -31,8 +31,9 @@ from kapi.apis.core_v1_endpoints import (
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, first_of
 from kapi.runtime.meta import kind_struct
+from kapi.runtime.objects import Object
 from kapi.runtime.schema import BOOLEAN, INT32, STRING, Field, List, Map, Scalar, Struct
-from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 #: Sorted, as upstream's ``sets.List(supportedAddressTypes)`` reports them.

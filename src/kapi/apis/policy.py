@@ -29,9 +29,9 @@ from kapi.apimachinery.field_errors import (
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import Condition, LabelSelector, kind_struct
-from kapi.runtime.objects import deep_copy
+from kapi.runtime.objects import Object, deep_copy
 from kapi.runtime.schema import INT32, INT64, Field, IntOrString, List, Map, Scalar, Struct, Time
-from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Object, Resource, ResourceVersion
+from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 # --- the empty-selector mapping between v1beta1 and the hub ---------------------------------
@@ -82,7 +82,9 @@ def _convert_selector(obj: Object, swaps: Swaps, strip: bool) -> None:
     with ``StripPDBV1beta1Label`` wherever a selector enters the hub.
     """
     spec = obj.get("spec")
-    selector = spec.get("selector") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return
+    selector = spec.get("selector")
     if not isinstance(selector, dict):
         return  # a nil selector (matches nothing in every version) stays nil
     semantic = _semantic(selector)

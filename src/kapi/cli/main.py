@@ -17,7 +17,7 @@ from kapi.version import DEFAULT_VERSION, Version
 DEFAULT_DATA_DIR = Path(".kapi")
 
 
-def _serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="run the API server")
     p.add_argument(
         "--bind-address",

@@ -57,7 +57,7 @@ def enable_warnings(api_client: ApiClient, handler: WarningHandler | None = None
         def request(*args: Any, **kwargs: Any) -> Any:
             return _observe(rest, unwrapped(*args, **kwargs))
 
-        rest.request = request
+        rest.request = request  # type: ignore[method-assign]  # this one client's, on purpose
         setattr(rest, _ENABLED, True)
     return api_client
 

@@ -21,6 +21,7 @@ from kapi.client.request import Request, ResourceType, Response, decode_body
 from kapi.client.resource import Resource
 from kapi.client.warnings import WarningHandler, WarningHeader, handle_warnings
 from kapi.client.watch import WatchEvent, decode_event
+from kapi.runtime.objects import Object
 
 #: Seconds allowed for connecting and for each read of an ordinary request; watches
 #: are exempt from the read limit, since they idle until something changes.
@@ -32,7 +33,6 @@ _LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepal
 T = TypeVar("T")
 W = TypeVar("W")
 
-Object = dict[str, Any]
 SyncResource = Resource[Object, Iterator[WatchEvent]]
 AsyncResource = Resource[Awaitable[Object], AsyncIterator[WatchEvent]]
 
@@ -54,7 +54,7 @@ class _ClientBase(abc.ABC, Generic[T, W]):
     def __init__(
         self,
         config: ClientConfig,
-        timeout: float | None,
+        timeout: float | None = DEFAULT_TIMEOUT,
         warning_handler: WarningHandler | None = None,
     ) -> None:
         self.config = config

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 
@@ -32,10 +31,9 @@ from kapi.endpoints.discovery import (
 from kapi.endpoints.http import Request, Response
 from kapi.endpoints.scheme_cache import SchemeCache
 from kapi.runtime import serializer
+from kapi.runtime.objects import Object
 from kapi.runtime.scheme import Scheme
 from kapi.version import Version
-
-Object = dict[str, Any]
 
 GROUP = "apidiscovery.k8s.io"
 LIST_KIND = "APIGroupDiscoveryList"

@@ -13,11 +13,9 @@ import base64
 import functools
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
+from kapi.runtime.objects import Object
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme, version_priority_key
-
-Object = dict[str, Any]
 
 #: kube-aggregator's APIService priorities of built-in group versions:
 #: (group priority minimum, version priority).  Groups sort by the first, highest

@@ -34,11 +34,9 @@ from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import ListResult, Preconditions, Store
 from kapi.request import current as current_request
 from kapi.runtime import patch, protobuf, serializer
-from kapi.runtime.objects import deep_copy, meta
+from kapi.runtime.objects import Object, deep_copy, meta
 from kapi.runtime.pruning import DecodeTypeError, prune
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
-
-Object = dict[str, Any]
 
 _FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 _META_FIELD_LABELS = ("metadata.name", "metadata.namespace")

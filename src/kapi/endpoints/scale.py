@@ -42,10 +42,9 @@ from kapi.registry.fieldmanager.scalehandler import (
 from kapi.registry.fieldmanager.schema import declared_atom
 from kapi.registry.fieldmanager.updater import Converter
 from kapi.runtime import patch, serializer
-from kapi.runtime.objects import meta
+from kapi.runtime.objects import Object, meta
 from kapi.runtime.scheme import GroupVersion
 
-Object = dict[str, Any]
 _PATCH_TYPES = (serializer.JSON_PATCH, serializer.MERGE_PATCH, serializer.APPLY_PATCH)
 #: What a write makes of the live Scale (which carries its managedFields): the new Scale
 #: with its managedFields.

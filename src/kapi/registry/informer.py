@@ -15,14 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store
+from kapi.runtime.objects import Object
 
 log = logging.getLogger(__name__)
-
-Object = dict[str, Any]
 
 
 class Informer:

@@ -9,8 +9,7 @@ from typing import Any
 from kapi.apimachinery.field_selector import FieldSelector
 from kapi.apimachinery.gotext import go_sprint
 from kapi.apimachinery.labels import Selector
-
-Object = dict[str, Any]
+from kapi.runtime.objects import Object
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ version.  It knows nothing of HTTP.
 from __future__ import annotations
 
 import base64
+import builtins
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.strategy import METADATA, Strategy, SubresourceStrategy
 from kapi.request import current as current_request
-from kapi.runtime.objects import deep_copy, meta, new_uid, now_rfc3339
+from kapi.runtime.objects import Object, deep_copy, meta, new_uid, now_rfc3339
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 from kapi.storage.interface import (
     ConflictError,
@@ -41,8 +42,6 @@ from kapi.storage.interface import (
 )
 from kapi.validation.declarative import DeclarativeValidation
 from kapi.validation.defaulting import Defaulter
-
-Object = dict[str, Any]
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_NAME_LENGTH = 63 - 5
@@ -452,7 +451,9 @@ class Store:
         self._warn(self.strategy.warnings_on_create(obj))
         self.strategy.canonicalize(obj)
 
-    def _compare_declared(self, obj: Object, handwritten: list[field_errors.FieldError]) -> None:
+    def _compare_declared(
+        self, obj: Object, handwritten: builtins.list[field_errors.FieldError]
+    ) -> None:
         """Declarative validation in shadow mode: counted when it differs, never answered."""
         if self._declarative is not None and self._declared is not None:
             self._declarative.compare(self._declared, obj, handwritten)
@@ -651,7 +652,7 @@ class Store:
 
     async def delete_collection(
         self, namespace: str | None, predicate: SelectionPredicate, *, dry_run: bool = False
-    ) -> list[Object]:
+    ) -> builtins.list[Object]:
         listed = await self.list(namespace, predicate)
         deleted: list[Object] = []
         for obj in listed.items:
@@ -707,7 +708,7 @@ class Store:
         self,
         watch: Any,
         predicate: SelectionPredicate,
-        initial: list[Object],
+        initial: builtins.list[Object],
         start: int,
         end_marker: bool,
     ) -> AsyncGenerator[WatchEvent]:
@@ -801,7 +802,7 @@ class Store:
             dry_run=dry_run,
         )
 
-    def _warn(self, warnings: list[str]) -> None:
+    def _warn(self, warnings: builtins.list[str]) -> None:
         if warnings:
             request = current_request()
             for text in warnings:

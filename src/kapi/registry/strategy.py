@@ -12,9 +12,8 @@ from typing import Any
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path
-from kapi.runtime.objects import deep_copy
+from kapi.runtime.objects import Object, deep_copy
 
-Object = dict[str, Any]
 METADATA = Path("metadata")
 
 

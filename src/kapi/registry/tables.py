@@ -12,8 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selector
-
-Object = dict[str, Any]
+from kapi.runtime.objects import Object
 
 
 @dataclass(frozen=True)

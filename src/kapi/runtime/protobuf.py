@@ -36,6 +36,7 @@ from kapi.runtime import (
     protobuf_apiextensions,  # noqa: F401 -- registers CustomResourceDefinition
     protobuf_batch,  # noqa: F401 -- registers CronJob and its pod template
 )
+from kapi.runtime.objects import Object
 from kapi.runtime.protobuf_messages import MESSAGES, Field, Label, Message, ValueType, message_for
 from kapi.runtime.protowire import (
     FIXED64,
@@ -47,8 +48,6 @@ from kapi.runtime.protowire import (
     iter_fields,
     to_signed,
 )
-
-Object = dict[str, Any]
 
 PREFIX = b"k8s\x00"
 #: Go's ``%v`` of the prefix, as upstream's error message prints it.
@@ -179,6 +178,7 @@ def _decode_message(message: Message, data: bytes) -> Object:
             out.setdefault(f.name, []).append(_decode_value(f.type, value))
         elif f.inline:
             assert isinstance(value, bytes)
+            assert isinstance(f.type, str)  # an inline field embeds a message
             out.update(_decode_message(MESSAGES[f.type], value))
         else:
             item = _decode_value(f.type, value)
@@ -400,13 +400,15 @@ def _encode_message(message: Message, obj: Object) -> MessageWriter:
     out = MessageWriter()
     for f in message.fields:
         if f.inline:
+            assert isinstance(f.type, str)  # an inline field embeds a message
             out.message(f.number, _encode_message(MESSAGES[f.type], obj))
             continue
         value = obj.get(f.name)
         if f.label is Label.MAP:
-            for key in sorted(value or ()):
+            entries = value or {}
+            for key in sorted(entries):
                 entry = MessageWriter().string(1, key)
-                _write(entry, 2, f.type, value[key])
+                _write(entry, 2, f.type, entries[key])
                 out.message(f.number, entry)
         elif f.label is Label.REPEATED:
             for item in value or ():

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kapi.runtime.objects import Object
 from kapi.runtime.protobuf_messages import (
     BOOL,
     INT32,
@@ -53,8 +54,6 @@ DOUBLE = ValueType.DOUBLE
 JSON = ValueType.JSON
 #: Named before it is declared: the schema's own fields hold schemas.
 JSON_SCHEMA_PROPS = _V1 + "JSONSchemaProps"
-
-Object = dict[str, Any]
 
 
 def _schema_or_list(list_field: str) -> CustomJSON:

@@ -14,6 +14,7 @@ are rejected, as is any truncated or overlong input.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 
 VARINT = 0
@@ -124,7 +125,7 @@ class MessageWriter:
     def string(self, number: int, value: str) -> MessageWriter:
         return self.bytes(number, value.encode())
 
-    def message(self, number: int, value: MessageWriter | bytes) -> MessageWriter:
+    def message(self, number: int, value: MessageWriter | builtins.bytes) -> MessageWriter:
         """A nested message; an empty one is still written, as gogo-protobuf does."""
         return self.bytes(number, value.getvalue() if isinstance(value, MessageWriter) else value)
 
@@ -133,5 +134,5 @@ class MessageWriter:
         self._out += (value & _MASK64).to_bytes(8, "little")
         return self
 
-    def getvalue(self) -> bytes:
+    def getvalue(self) -> builtins.bytes:
         return bytes(self._out)

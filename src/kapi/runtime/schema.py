@@ -11,9 +11,8 @@ generated definitions are.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-JSON = dict[str, Any]
+from kapi.runtime.objects import Object as JSON
 
 
 class Schema:

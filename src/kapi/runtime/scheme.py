@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from kapi.runtime.objects import Object
 from kapi.runtime.schema import Struct
 from kapi.version import Version
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from kapi.registry.strategy import Strategy
     from kapi.registry.tables import Column
 
-Object = dict[str, Any]
 Converter = Callable[[Object], Object]
 Defaulter = Callable[[Object], None]
 #: Drops fields a version does not know; returns their paths for ``fieldValidation``.

@@ -241,10 +241,10 @@ class SQLiteWatch(Watch):
 
     async def _events(self) -> AsyncIterator[WatchEvent]:
         history, self.history = self.history, []
-        for event in history:
+        for past in history:
             if self._closed:
                 return
-            yield event
+            yield past
         queue = self.queue
         interval = self._interval
         while True:

@@ -62,7 +62,7 @@ class _Node:
         self.embedded = schema.get("x-kubernetes-embedded-resource") is True
         children = [*self.props.values(), self.items, self.additional]
         # Only subtrees holding an embedded resource need the metadata pass.
-        self.embedded_below = self.embedded or any(
+        self.embedded_below: bool = self.embedded or any(
             c is not None and c.embedded_below for c in children
         )
 

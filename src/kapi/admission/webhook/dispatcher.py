@@ -34,14 +34,12 @@ from kapi.apimachinery import errors
 from kapi.apis.admissionregistration_v1 import GROUP as ADMISSIONREGISTRATION
 from kapi.request import add_warning
 from kapi.request import current as current_request
-from kapi.runtime.objects import deep_copy
+from kapi.runtime.objects import Object, deep_copy
 from kapi.runtime.scheme import GroupVersion, Resource, version_priority_key
 from kapi.webhook import WebhookError
 
 if TYPE_CHECKING:
     from kapi.server import APIServer
-
-Object = dict[str, Any]
 
 NO_SIDE_EFFECTS = ("None", "NoneOnDryRun")
 

@@ -17,9 +17,7 @@ from typing import Any
 
 from kapi.apimachinery.field_errors import go_quote
 from kapi.apimachinery.gotext import gvk_string
-from kapi.runtime.objects import new_uid
-
-Object = dict[str, Any]
+from kapi.runtime.objects import Object, new_uid
 
 ADMISSION_GROUP = "admission.k8s.io"
 KNOWN_REVIEW_VERSIONS = ("v1", "v1beta1")

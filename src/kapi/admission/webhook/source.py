@@ -18,9 +18,8 @@ from kapi.apimachinery.labels import Selector, SelectorParseError, label_selecto
 from kapi.apis.admissionregistration_v1 import GROUP
 from kapi.registry.informer import Informer
 from kapi.registry.store import Store
+from kapi.runtime.objects import Object
 from kapi.webhook import WebhookClientConfig
-
-Object = dict[str, Any]
 
 MUTATING = "mutatingwebhookconfigurations"
 VALIDATING = "validatingwebhookconfigurations"

@@ -25,7 +25,7 @@ from kapi.cli.commands import (
 _MODULES = (get, describe, apply, patch, delete, discovery, explain, deprecations)
 
 
-def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> None:
     """Add the global flags to the ``kapi`` parser and every command to its sub-commands."""
     session.add_global_flags(parser, defaults=True)
     command_flags = argparse.ArgumentParser(add_help=False)

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import argparse
 
-from kapi.cli.commands.manifests import Object, each_manifest
+from kapi.cli.commands.manifests import each_manifest
 from kapi.cli.commands.resources import ResourceInfo
 from kapi.cli.commands.session import Session
 from kapi.client import NotFoundError
+from kapi.runtime.objects import Object
 from kapi.runtime.patch import merge_patch
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     for name, run, help_ in (
         ("create", create, "create objects from files or stdin"),
         ("replace", replace, "replace objects from files or stdin"),

@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 
 from kapi.cli.commands.get import Target, namespace_for, parse_targets
-from kapi.cli.commands.manifests import Object, each_manifest, success_line
+from kapi.cli.commands.manifests import each_manifest, success_line
 from kapi.cli.commands.resources import ResourceInfo
 from kapi.cli.commands.session import CommandError, Session
 from kapi.client import ApiError
+from kapi.runtime.objects import Object
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("delete", help="delete resources", parents=parents)
     parser.add_argument("targets", nargs="*", metavar="TYPE [NAME...] | TYPE/NAME...")
     parser.add_argument(

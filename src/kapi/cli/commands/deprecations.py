@@ -186,8 +186,8 @@ def add_audit_events(
     Every usage gets an audited count, zero if no event names it.
     """
     seen: set[str] = set()
-    for usage in usages.values():
-        usage.audited_requests = 0
+    for existing in usages.values():
+        existing.audited_requests = 0
     for event in events:
         annotations = event.get("annotations") or {}
         ref = event.get("objectRef") or {}
@@ -291,7 +291,7 @@ def write_report(
 # --- the command ------------------------------------------------------------------------------
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "deprecations",
         help="show which deprecated APIs clients call, from metrics and audit logs",

@@ -26,8 +26,7 @@ from kapi.cli.commands.get import namespace_for, parse_targets
 from kapi.cli.commands.printers import align, go_sprint
 from kapi.cli.commands.session import Session
 from kapi.client import ApiError
-
-Object = dict[str, Any]
+from kapi.runtime.objects import Object
 
 #: Metadata fields printed in the header block, or not at all.
 _SKIPPED = {"managedFields", "name", "namespace", "labels", "annotations"}
@@ -38,7 +37,7 @@ _PADDING = 2
 _INDENT = "  "
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("describe", help="show details of resources", parents=parents)
     parser.add_argument("targets", nargs="+", metavar="TYPE [NAME...] | TYPE/NAME...")
     parser.add_argument("-l", "--selector", help="label selector, e.g. -l key1=value1,key2")

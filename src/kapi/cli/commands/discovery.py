@@ -14,7 +14,7 @@ from kapi.cli.commands.printers import align
 from kapi.cli.commands.session import Session
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     resources = sub.add_parser(
         "api-resources", help="print the supported API resources", parents=parents
     )

@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from kapi.cli.commands.session import CommandError, Session
-
-Schema = dict[str, Any]
+from kapi.runtime.objects import Object as Schema
 
 #: kubectl wraps description lines at this many columns, indent included.
 _WRAP = 80
 _REF_PREFIX = "#/components/schemas/"
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("explain", help="describe the fields of a resource", parents=parents)
     parser.add_argument("target", metavar="TYPE[.FIELD...]")
     parser.set_defaults(command_run=explain)

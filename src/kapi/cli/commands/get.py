@@ -18,11 +18,10 @@ from kapi.cli.commands import printers
 from kapi.cli.commands.resources import ResourceInfo
 from kapi.cli.commands.session import CommandError, Session
 from kapi.client import ApiError
+from kapi.runtime.objects import Object
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 OUTPUTS = ("wide", "yaml", "json", "name")
-
-Object = dict[str, Any]
 
 
 @dataclass
@@ -33,7 +32,7 @@ class Target:
     names: list[str] | None
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("get", help="display one or many resources", parents=parents)
     parser.add_argument("targets", nargs="+", metavar="TYPE[.GROUP] [NAME...] | TYPE/NAME...")
     parser.add_argument("-o", "--output", choices=OUTPUTS, help="output format")

@@ -12,18 +12,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from kapi.cli.commands.resources import ResourceInfo, UnknownResourceError
 from kapi.cli.commands.session import CommandError, Session
 from kapi.client import ApiError
+from kapi.runtime.objects import Object
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _EXTENSIONS = (".json", ".yaml", ".yml")
-
-Object = dict[str, Any]
 
 
 #: What a command does with one object: returns the past-tense word of its success line.

@@ -16,7 +16,7 @@ from kapi.cli.commands.session import CommandError, Session
 from kapi.client import ApiError
 
 
-def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("patch", help="update fields of a resource", parents=parents)
     parser.add_argument("targets", nargs="+", metavar="TYPE NAME | TYPE/NAME")
     parser.add_argument("-p", "--patch", required=True, help="the patch, JSON or YAML")

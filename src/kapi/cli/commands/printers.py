@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-Object = dict[str, Any]
+from kapi.runtime.objects import Object
 
 #: Go's ``tabwriter`` padding as kubectl configures it.
 _PADDING = 3

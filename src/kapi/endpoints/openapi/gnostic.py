@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
+from kapi.runtime.objects import Object
 from kapi.runtime.protowire import MessageWriter
 
-Object = dict[str, Any]
 Encoder = Callable[[MessageWriter, int, Any], None]
 
 
@@ -98,7 +98,7 @@ def _object(value: Any) -> Object:
 
 
 def _message(
-    fields: dict[str, tuple[int, Encoder]], extensions: int | None
+    fields: Mapping[str, tuple[int, Encoder]], extensions: int | None
 ) -> Callable[[Any], MessageWriter]:
     """An encoder for a message whose JSON keys map one to one onto fields.
 

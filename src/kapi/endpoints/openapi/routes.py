@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from kapi.endpoints.discovery import resource_verbs
 from kapi.endpoints.openapi.meta import (
@@ -25,9 +24,9 @@ from kapi.endpoints.openapi.meta import (
     WatchEvent,
 )
 from kapi.runtime import serializer
+from kapi.runtime.objects import Object
 from kapi.runtime.scheme import GroupVersion, Resource
 
-Object = dict[str, Any]
 QUERY, PATH, BODY = "query", "path", "body"
 
 
@@ -240,6 +239,8 @@ class _Builder:
             path_params.append(Param("name", PATH, description=f"name of the {self.kind}"))
         if "{namespace}" in path:
             path_params.append(_NAMESPACE)
+        consumes: tuple[str, ...]
+        produces: tuple[str, ...]
         if self.custom:
             consumes = _CUSTOM_PATCH_TYPES if method == "patch" else _CUSTOM_MEDIA_TYPES
             produces = _CUSTOM_MEDIA_TYPES

@@ -16,7 +16,6 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import time
-from typing import Any
 from urllib.parse import urlencode
 
 import orjson
@@ -42,9 +41,8 @@ from kapi.endpoints.scheme_cache import SchemeCache
 from kapi.endpoints.servecontent import serve_content
 from kapi.runtime import schema, serializer
 from kapi.runtime.meta import ListMeta, ObjectMeta, list_struct
+from kapi.runtime.objects import Object
 from kapi.runtime.scheme import Resource, Scheme
-
-Object = dict[str, Any]
 
 _REF_PREFIX = "#/components/schemas/"
 #: Definitions every group version's operations refer to.

@@ -7,11 +7,9 @@ import the shapes from here, so neither imports the other.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kapi.endpoints.openapi.routes import Route
-
-Object = dict[str, Any]
+from kapi.runtime.objects import Object
 
 
 @dataclass(frozen=True)

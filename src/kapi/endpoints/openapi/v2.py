@@ -42,8 +42,7 @@ from kapi.endpoints.openapi.routes import (
 )
 from kapi.endpoints.openapi.specs import Specs
 from kapi.endpoints.servecontent import not_modified, serve_content
-
-Object = dict[str, Any]
+from kapi.runtime.objects import Object
 
 JSON = "application/json"
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"

@@ -9,9 +9,7 @@ nor its timestamps move.
 
 from __future__ import annotations
 
-from typing import Any
-
-Object = dict[str, Any]
+from kapi.runtime.objects import Object
 
 
 def keep_unchanged_timestamps(new: Object, old: Object) -> None:

@@ -175,11 +175,12 @@ class FieldSet:
         return f"FieldSet({[path_string(p) for p in self.paths()]})"
 
     def has(self, path: Path) -> bool:
-        node: FieldSet | None = self
+        node = self
         for pe in path[:-1]:
-            node = node.children.get(pe)
-            if node is None:
+            child = node.children.get(pe)
+            if child is None:
                 return False
+            node = child
         return bool(path) and path[-1] in node.members
 
     def with_prefix(self, pe: PathElement) -> FieldSet:

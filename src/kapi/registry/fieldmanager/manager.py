@@ -55,11 +55,9 @@ from kapi.registry.fieldmanager.updater import (
     TypedValue,
     Updater,
 )
-from kapi.runtime.objects import now_rfc3339
+from kapi.runtime.objects import Object, now_rfc3339
 
 log = logging.getLogger(__name__)
-
-Object = dict[str, Any]
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 #: The manager ``kubectl apply --server-side`` uses unless told otherwise.

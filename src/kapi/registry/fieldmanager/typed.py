@@ -170,21 +170,21 @@ def _validate(v: Any, atom: Atom, path: str, dup: bool, errs: list[tuple[str, st
         if not isinstance(v, list):
             errs.append((path, f"expected list, got &{{{go_sprint(v)}}}"))
             return
-        t = a.list
+        lt = a.list
         seen: set[PathElement] = set()
         for i, item in enumerate(v):
-            if not t.associative:
+            if not lt.associative:
                 pe = index_element(i)
             else:
                 try:
-                    pe = item_element(t, item)
+                    pe = item_element(lt, item)
                 except _ItemError as exc:
                     errs.append((path, f"element {i}: {exc}"))
                     return
                 if pe in seen and not dup:
                     errs.append((path, f"duplicate entries for key {element_string(pe)}"))
                 seen.add(pe)
-            _validate(item, t.element, path + element_string(pe), dup, errs)
+            _validate(item, lt.element, path + element_string(pe), dup, errs)
     else:
         errs.append((path, _INVALID_ATOM))
 
@@ -232,19 +232,19 @@ def _field_set(v: Any, atom: Atom) -> tuple[bool, FieldSet | None]:
     if a.scalar is not None:
         return True, None
     if a.list is not None:
-        t = a.list
-        if not t.associative:
+        lt = a.list
+        if not lt.associative:
             return True, None
         if not isinstance(v, list) or not v:
             return False, None
-        pes = [_element_or_error(t, item, i) for i, item in enumerate(v)]
+        pes = [_element_or_error(lt, item, i) for i, item in enumerate(v)]
         members = set(pes)
         duplicates = {pe for pe in members if pes.count(pe) > 1} if len(members) < len(pes) else ()
         children = {}
         for pe, item in zip(pes, v, strict=True):
             if pe in duplicates:
                 continue
-            _, below = _field_set(item, t.element)
+            _, below = _field_set(item, lt.element)
             if below is not None:
                 children[pe] = below
         return False, FieldSet(members, children)
@@ -333,9 +333,9 @@ def _compare(l: Any, r: Any, atom: Atom, errs: list[tuple[str, str]]) -> _Result
         result = _union_results(first, result)
     if not in_leaf:
         if l is MISSING:
-            result = (result[0] | _ADDED, *result[1:])  # type: ignore[assignment]
+            result = (result[0] | _ADDED, *result[1:])
         elif r is MISSING:
-            result = (result[0] | _REMOVED, *result[1:])  # type: ignore[assignment]
+            result = (result[0] | _REMOVED, *result[1:])
     return result
 
 
@@ -466,8 +466,7 @@ class _Builder:
                 self._at(1)[0].add(pe)
             if flags & _ADDED:
                 self._at(2)[0].add(pe)
-        for i in (0, 1, 2):
-            below = child[i + 1]
+        for i, below in enumerate(child[1:]):
             if below is not None:
                 self._at(i)[1][pe] = below
 

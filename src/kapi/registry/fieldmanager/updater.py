@@ -378,5 +378,5 @@ def _reconcile_items(
     for pe in node.members:
         child_type = type_of(pe)
         if child_type is not None:
-            child = node.children.get(pe)
-            _reconcile(child, child_type, (*path, pe), child is None, remove)
+            below = node.children.get(pe)
+            _reconcile(below, child_type, (*path, pe), below is None, remove)

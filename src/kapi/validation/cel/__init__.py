@@ -44,7 +44,7 @@ import heapq
 import re
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any
+from typing import Any, TypeGuard
 
 from cel_expr_python import cel
 
@@ -88,7 +88,7 @@ class _Node:
     items: _Node | None = None
 
 
-def _has_rules(s: Any) -> bool:
+def _has_rules(s: Any) -> TypeGuard[dict[str, Any]]:
     if not isinstance(s, dict):
         return False
     if s.get("x-kubernetes-validations"):
@@ -334,13 +334,13 @@ def _evaluate_rules(node: _Node, obj: Any, old: Any, path: Path | None, run: _Ru
         if result.type() == _ERROR:
             err = _eval_error(str(result.value()))
             if err.startswith("no such overload"):
-                detail = (
+                error_detail = (
                     f"'{err}': call arguments did not match a supported operator, function "
                     f"or macro signature for rule: {compiled.error_string}"
                 )
             else:
-                detail = f"{err} evaluating rule: {compiled.error_string}"
-            run.errors.append(field_errors.invalid(fld, type_name, detail))
+                error_detail = f"{err} evaluating rule: {compiled.error_string}"
+            run.errors.append(field_errors.invalid(fld, type_name, error_detail))
             continue
         if result.value() is True:
             continue
@@ -376,6 +376,7 @@ def _message(compiled: CompiledRule, data: dict[str, Any], run: _Run) -> str | N
         run.budget = -1
         return None
     run.budget -= charge
+    assert compiled.message_program is not None  # the caller checked
     result = compiled.message_program.eval(data=data)
     value = None if result.type() == _ERROR else result.value()
     if not isinstance(value, str):

@@ -74,6 +74,7 @@ def _wire_fields(buf: bytes) -> list[tuple[int, int, Any]]:
     """(field number, wire type, value) triples; varints become int, the rest stays bytes."""
     out: list[tuple[int, int, Any]] = []
     i, n = 0, len(buf)
+    v: int | bytes
     while i < n:
         key, i = _varint(buf, i)
         num, wire = key >> 3, key & 7

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
+from kapi.runtime.objects import Object as Schema
 from kapi.validation.cel import checked, library
 from kapi.validation.cel.checked import Node
 
@@ -80,7 +81,6 @@ _LIST_SEARCHES: Final = frozenset({"indexOf", "lastIndexOf"})
 _MAX_NAME_FORMAT_REGEX_SIZE: Final = 128
 _MAX_FORMAT_REGEX_SIZE: Final = max(f.max_regex_size for f in library.FORMATS.values())
 
-Schema = dict[str, Any]
 #: Maximum size (list items, map entries, string bytes) of values at a schema node.
 SizeOf = Callable[[Schema], int]
 
@@ -110,7 +110,9 @@ def static_size(s: Schema) -> int:
     if t == "array":
         if s.get("maxItems") is not None:
             return max(0, s["maxItems"])
-        items = s.get("items") if isinstance(s.get("items"), dict) else {}
+        items = s.get("items")
+        if not isinstance(items, dict):
+            items = {}
         return (MAX_REQUEST_SIZE_BYTES - 2) // (min_serialized_size(items) + 1)
     if t == "object":
         if s.get("maxProperties") is not None:
@@ -186,7 +188,7 @@ class CostEstimator:
         self._accumulators: dict[str, int | None] = {}
 
     def estimate(self) -> int:
-        scope = {"self": self._root_schema, "oldSelf": self._root_schema}
+        scope: dict[str, Schema | None] = {"self": self._root_schema, "oldSelf": self._root_schema}
         return self._cost(self._expr.root, scope)[0]
 
     def _size(self, schema: Schema | None, literal: int | None) -> int:
