@@ -196,10 +196,6 @@ class Storage(abc.ABC):
         """The revision of the latest write (0 for an empty store)."""
 
     @abc.abstractmethod
-    async def compacted_revision(self) -> int:
-        """The revision history has been compacted up to (0: never)."""
-
-    @abc.abstractmethod
     async def compact(self, revision: int) -> None:
         """Drop history at or below ``revision`` (latest values are kept)."""
 
