@@ -8,8 +8,6 @@ from typing import Any
 from kapi.admission.webhook.rules import RequestTarget
 from kapi.apimachinery.labels import Selector
 
-Object = dict[str, Any]
-
 
 def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
     return dict((obj or {}).get("metadata", {}).get("labels") or {})

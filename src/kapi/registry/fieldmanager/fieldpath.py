@@ -182,10 +182,6 @@ class FieldSet:
                 return False
         return bool(path) and path[-1] in node.members
 
-    def with_prefix(self, pe: PathElement) -> FieldSet:
-        """The subset below ``pe`` (empty when there is none)."""
-        return self.children.get(pe) or EMPTY
-
     def paths(self, prefix: Path = ()) -> Iterator[Path]:
         """Every path, in upstream's ``Iterate`` order: members, then children, each sorted."""
         for pe in sorted(self.members, key=sort_key):

@@ -222,9 +222,6 @@ class Conflicts(Exception):
         ordered = sorted(sets.items(), key=lambda item: item[0].identifier)
         return cls([(key, path) for key, found in ordered for path in found.paths()])
 
-    def to_set(self) -> FieldSet:
-        return FieldSet.of(*(path for _, path in self.conflicts))
-
     def without(self, allowed: FieldSet) -> Conflicts:
         return Conflicts([(key, path) for key, path in self.conflicts if not allowed.has(path)])
 
