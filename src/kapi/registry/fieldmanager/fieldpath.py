@@ -189,9 +189,6 @@ class FieldSet:
         for pe in sorted(self.children, key=sort_key):
             yield from self.children[pe].paths((*prefix, pe))
 
-    def size(self) -> int:
-        return len(self.members) + sum(c.size() for c in self.children.values())
-
     # -- algebra --------------------------------------------------------------------------
 
     def union(self, other: FieldSet) -> FieldSet:
@@ -275,12 +272,6 @@ class FieldSet:
         if not changed:
             return self
         return FieldSet(set(members), children) if members or children else EMPTY
-
-    def leaves(self) -> FieldSet:
-        """``Set.Leaves``: members that have no children."""
-        members = {pe for pe in self.members if pe not in self.children}
-        children = {pe: c.leaves() for pe, c in self.children.items()}
-        return FieldSet(members, {pe: c for pe, c in children.items() if c})
 
     # -- FieldsV1 -------------------------------------------------------------------------
 

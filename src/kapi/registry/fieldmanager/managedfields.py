@@ -90,9 +90,6 @@ class Managed:
     def empty(cls) -> Managed:
         return cls({}, {})
 
-    def copy(self) -> Managed:
-        return Managed(dict(self.fields), dict(self.times))
-
 
 def is_reset(entries: Any) -> bool:
     """``[]`` or ``[{}]`` in a request clears managedFields (``isResetManagedFields``)."""
