@@ -473,7 +473,9 @@ def custom_resource_finalizer_warnings(
 ) -> list[str]:
     """Warnings a custom resource gets for newly added, non-qualified finalizers.
 
-    Mirrors apiextensions-apiserver ``generateWarningsFromObj``.
+    Mirrors apiextensions-apiserver's ``generateWarningsFromObj`` and its
+    ``validateKubeFinalizerName``, which the custom resource strategy's
+    ``WarningsOnCreate`` and ``WarningsOnUpdate`` return.
     """
     path = "metadata.finalizers"
     added = sorted(set(new or ()) - set(old or ()))
