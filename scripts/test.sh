@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
-# Debian packages: etcd-server for the HA tests. kubectl ships with the machine image.
+# Debian's etcd-server, for the coming HA work: SQLite is kapi's only storage backend
+# today and no test runs etcd yet, but the test command is required to install it.
+# kubectl ships with the machine image.
 if ! command -v etcd >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends etcd-server >/dev/null

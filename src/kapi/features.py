@@ -20,7 +20,6 @@ class Stage(Enum):
     ALPHA = "ALPHA"
     BETA = "BETA"
     GA = "GA"
-    DEPRECATED = "DEPRECATED"
 
 
 @dataclass(frozen=True)

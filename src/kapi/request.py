@@ -3,21 +3,16 @@
 Upstream threads a ``context.Context`` through every call; kapi keeps the
 same state in a :class:`contextvars.ContextVar`, so a strategy deep in the
 registry can add a warning without a new parameter on every function:
-:func:`add_warning` and :func:`add_field_warning` (upstream's
-``warning.AddWarning``) reach the current request's
-:class:`~kapi.warning.WarningRecorder`.
+:func:`add_warning` (upstream's ``warning.AddWarning``) reaches the current
+request's :class:`~kapi.warning.WarningRecorder`.
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kapi.warning import WarningRecorder
-
-if TYPE_CHECKING:
-    from kapi.apimachinery.field_errors import Path
 
 
 @dataclass
@@ -81,8 +76,3 @@ def add_warning(text: str) -> None:
     the warning is dropped, as upstream drops it without a recorder.
     """
     current().add_warning(text)
-
-
-def add_field_warning(path: Path | str, text: str) -> None:
-    """Warn about one field, rendered ``<path>: <text>`` as upstream's field warnings are."""
-    current().add_warning(f"{path}: {text}")

@@ -274,7 +274,7 @@ class APIServer:
         for kind, checks in self.health.items():
             checks.add("ping", ping)
             checks.add("log", ping)
-            checks.add("etcd", storage_ready)
+            checks.add("etcd", storage_ready)  # upstream's name; it checks the SQLite store
             if kind == "readyz":
                 checks.add("shutdown", shutdown)
             for hook in hooks:

@@ -177,33 +177,14 @@ def test_matching() -> None:
 
 
 def test_everything_nothing_and_empty() -> None:
-    assert L.everything().matches({"x": "y"}) and L.everything().empty()
+    everything = L.label_selector_as_selector({})
+    assert everything.matches({"x": "y"}) and everything.empty()
     assert L.parse("").empty() and L.parse("").matches({})
-    assert not L.nothing().matches({}) and not L.nothing().empty()
-    assert str(L.nothing()) == ""
-    assert L.matches_nothing(L.nothing()) and not L.matches_nothing(L.everything())
+    nothing = L.label_selector_as_selector(None)
+    assert not nothing.matches({}) and not nothing.empty()
+    assert str(nothing) == ""
     assert not L.parse("x").empty()
     assert L.parse("").matches(None)
-
-
-def test_requires_exact_match() -> None:
-    sel = L.parse("a=1,b in (2),c in (3,4),d!=5")
-    assert sel.requires_exact_match("a") == ("1", True)
-    assert sel.requires_exact_match("b") == ("2", True)
-    assert sel.requires_exact_match("c") == ("", False)
-    assert sel.requires_exact_match("d") == ("", False)
-    assert sel.requires_exact_match("zz") == ("", False)
-
-
-def test_selector_from_set() -> None:
-    sel = L.selector_from_set({"b": "2", "a": "1"})
-    assert str(sel) == "a=1,b=2"
-    assert sel.matches({"a": "1", "b": "2", "c": "3"})
-    assert not sel.matches({"a": "1"})
-    assert L.selector_from_set({}).empty() and L.selector_from_set(None).empty()
-    with pytest.raises(SelectorParseError) as exc:
-        L.validated_selector_from_set({"k": "bad value"})
-    assert str(exc.value) == f'values[0][k]: Invalid value: "bad value": {LABEL_VALUE_MSG}'
 
 
 def test_new_requirement_errors() -> None:
@@ -241,7 +222,6 @@ def test_new_requirement_errors() -> None:
 
 
 def test_label_selector_as_selector() -> None:
-    assert L.matches_nothing(L.label_selector_as_selector(None))
     assert not L.label_selector_as_selector(None).matches({})
     assert L.label_selector_as_selector({}).empty()
     assert L.label_selector_as_selector({"matchLabels": {}, "matchExpressions": []}).matches(
@@ -335,7 +315,7 @@ def test_printed_selector_matches_the_same(text: str, labels: dict[str, str]) ->
 
 
 @given(st.dictionaries(_key, _value, max_size=5))
-def test_selector_from_set_round_trip(labels: dict[str, str]) -> None:
-    sel = L.selector_from_set(labels)
+def test_match_labels_round_trip(labels: dict[str, str]) -> None:
+    sel = L.label_selector_as_selector({"matchLabels": labels})
     assert sel.matches(labels)
     assert L.parse(str(sel)) == sel

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from kapi import request
 from kapi import warning as recorder_module
-from kapi.apimachinery.field_errors import Path
 from kapi.apimachinery.warningheader import (
     WarningHeader,
     new_warning_header,
@@ -131,8 +130,8 @@ def test_request_helpers_reach_the_current_requests_recorder() -> None:
     def serve() -> None:
         request.bind(context)
         request.add_warning("deprecated")
-        request.add_field_warning(Path("spec").child("template").key("app"), "is ignored")
-        request.add_field_warning("metadata.name", "is long")
+        request.add_warning("spec.template[app]: is ignored")
+        request.current().add_warning("metadata.name: is long")
         request.current().add_warning("deprecated")
 
     contextvars.copy_context().run(serve)
@@ -150,7 +149,7 @@ def test_request_helpers_reach_the_current_requests_recorder() -> None:
 
 def test_warnings_outside_a_request_are_dropped_quietly() -> None:
     request.add_warning("nobody listens")
-    request.add_field_warning("spec", "nobody listens")
+    request.current().add_warning("nobody listens")
 
 
 # -- the 4096-rune budget and 256-rune truncation -----------------------------------------

@@ -16,7 +16,6 @@ class Operation(enum.Enum):
     CREATE = "CREATE"
     UPDATE = "UPDATE"
     DELETE = "DELETE"
-    CONNECT = "CONNECT"
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kapi.apiextensions.jsonpath import JSONPath
-from kapi.apimachinery import field_errors
+from kapi.apimachinery import field_errors, validation
 from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.registry.strategy import Strategy
 from kapi.request import current as current_request
@@ -92,6 +92,14 @@ class CustomResourceStrategy(Strategy):
                 request.add_warning(text)
         return errs + self._rule_errors(errs, new, old) + self._scale_errors(new)
 
+    def warnings_on_create(self, obj: Object) -> list[str]:
+        """Unqualified finalizers draw a warning (upstream ``WarningsOnCreate``)."""
+        return validation.custom_resource_finalizer_warnings(_finalizers(obj))
+
+    def warnings_on_update(self, new: Object, old: Object) -> list[str]:
+        """As on create, for the finalizers the update adds (``WarningsOnUpdate``)."""
+        return validation.custom_resource_finalizer_warnings(_finalizers(new), _finalizers(old))
+
     def _rule_errors(
         self, schema_errors: list[FieldError], new: Object, old: Object | None
     ) -> list[FieldError]:
@@ -130,6 +138,10 @@ class CustomResourceStrategy(Strategy):
                     field_errors.invalid(Path(path), value, "should be a non-negative integer")
                 )
         return errs
+
+
+def _finalizers(obj: Object) -> list[str] | None:
+    return (obj.get("metadata") or {}).get("finalizers")
 
 
 #: Schema errors after which CEL rules are not run (upstream ``hasBlockingErr``).

@@ -25,7 +25,7 @@ class Path:
     ``Path("spec", "items").index(0)`` renders ``spec.items[0]``.
     """
 
-    __slots__ = ("_children", "_str", "index_value", "name", "parent")
+    __slots__ = ("_children", "_str", "name", "parent")
 
     def __init__(self, name: str, *more_names: str) -> None:
         parent: Path | None = None
@@ -34,7 +34,6 @@ class Path:
             parent = Path._element(name, None, parent)
             name = n
         self.name = name
-        self.index_value: str | None = None
         self.parent = parent
         self._str = _render(parent, name, None)
         self._children: dict[str, Path] | None = None
@@ -43,7 +42,6 @@ class Path:
     def _element(name: str, index: str | None, parent: Path | None) -> Path:
         p = object.__new__(Path)
         p.name = name
-        p.index_value = index
         p.parent = parent
         p._str = _render(parent, name, index)
         p._children = None
@@ -221,10 +219,6 @@ class FieldError:
         """``field: body``, exactly as upstream ``(*Error).Error()``."""
         return f"{self.field}: {self.error_body()}"
 
-    def to_cause(self) -> dict[str, str]:
-        """The ``metav1.StatusCause`` upstream ``NewInvalid`` builds from this error."""
-        return {"reason": str(self.type), "message": self.error_body(), "field": self.field}
-
     def __str__(self) -> str:
         return self.error_message()
 
@@ -249,10 +243,6 @@ class FieldError:
 
 def type_invalid(path: Path | str | None, value: Any, detail: str) -> FieldError:
     return FieldError(ErrorType.TYPE_INVALID, path_str(path), value, detail)
-
-
-def not_found(path: Path | str | None, value: Any) -> FieldError:
-    return FieldError(ErrorType.NOT_FOUND, path_str(path), value)
 
 
 def required(path: Path | str | None, detail: str = "") -> FieldError:
@@ -289,17 +279,6 @@ def too_long(path: Path | str | None, value: Any = None, max_length: int = -1) -
     return FieldError(ErrorType.TOO_LONG, path_str(path), "<value omitted>", msg)
 
 
-def too_long_characters(
-    path: Path | str | None, value: Any = None, max_length: int = -1
-) -> FieldError:
-    if max_length >= 0:
-        unit = "character" if max_length == 1 else "characters"
-        msg = f"may not be more than {max_length} {unit}"
-    else:
-        msg = "value is too long"
-    return FieldError(ErrorType.TOO_LONG, path_str(path), "<value omitted>", msg)
-
-
 def too_many(path: Path | str | None, actual_quantity: int, max_quantity: int) -> FieldError:
     if max_quantity >= 0:
         msg = f"must have at most {max_quantity} {'item' if max_quantity == 1 else 'items'}"
@@ -307,28 +286,6 @@ def too_many(path: Path | str | None, actual_quantity: int, max_quantity: int) -
         msg = "has too many items"
     actual: Any = actual_quantity if actual_quantity >= 0 else OMIT_VALUE
     return FieldError(ErrorType.TOO_MANY, path_str(path), actual, msg)
-
-
-def too_few(path: Path | str | None, actual_quantity: int, min_quantity: int) -> FieldError:
-    if min_quantity >= 0:
-        msg = f"must have at least {min_quantity} {'item' if min_quantity == 1 else 'items'}"
-    else:
-        msg = "has too few items"
-    return FieldError(ErrorType.TOO_FEW, path_str(path), actual_quantity, msg)
-
-
-def too_short(path: Path | str | None, value: Any, min_length: int) -> FieldError:
-    if min_length >= 0:
-        unit = "character" if min_length == 1 else "characters"
-        msg = f"must be at least {min_length} {unit}"
-    else:
-        msg = "value is too short"
-    return FieldError(ErrorType.TOO_SHORT, path_str(path), value, msg)
-
-
-def internal_error(path: Path | str | None, err: BaseException | str) -> FieldError:
-    msg = str(err)
-    return FieldError(ErrorType.INTERNAL, path_str(path), msg, msg)
 
 
 def aggregate_message(errors: Iterable[object]) -> str:

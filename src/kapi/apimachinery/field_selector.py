@@ -100,9 +100,6 @@ class Selector:
                 out.append(Requirement(f, r.operator, v))
         return Selector(out)
 
-    def fields(self) -> list[str]:
-        return [r.field for r in self.requirements]
-
     def __str__(self) -> str:
         return ",".join(str(r) for r in self.requirements)
 
@@ -116,55 +113,6 @@ class Selector:
 
     def __hash__(self) -> int:
         return hash((type(self), self.requirements))
-
-
-class _NothingSelector(Selector):
-    __slots__ = ()
-
-    def matches(self, fields: Mapping[str, str]) -> bool:
-        return False
-
-    def empty(self) -> bool:
-        return False
-
-    def transform(self, fn: TransformFunc) -> Selector:
-        return self
-
-    def __repr__(self) -> str:
-        return "Selector(<nothing>)"
-
-
-_EVERYTHING: Final = Selector()
-_NOTHING: Final = _NothingSelector()
-
-
-def everything() -> Selector:
-    return _EVERYTHING
-
-
-def nothing() -> Selector:
-    return _NOTHING
-
-
-def one_term_equal_selector(field: str, value: str) -> Selector:
-    return Selector((Requirement(field, EQUALS, value),))
-
-
-def one_term_not_equal_selector(field: str, value: str) -> Selector:
-    return Selector((Requirement(field, NOT_EQUALS, value),))
-
-
-def selector_from_set(fields: Mapping[str, str] | None) -> Selector:
-    """Exact match on every pair; None or empty matches everything."""
-    if not fields:
-        return _EVERYTHING
-    return Selector(Requirement(k, EQUALS, v) for k, v in fields.items())
-
-
-def and_selectors(*selectors: Selector) -> Selector:
-    if any(isinstance(s, _NothingSelector) for s in selectors):
-        return _NOTHING
-    return Selector(r for s in selectors for r in s.requirements)
 
 
 _ESCAPES: Final = str.maketrans({"\\": "\\\\", ",": "\\,", "=": "\\="})
@@ -251,22 +199,6 @@ def parse_selector(selector: str) -> Selector:
     return Selector(items)
 
 
-def parse_and_transform_selector(selector: str, fn: TransformFunc) -> Selector:
-    return parse_selector(selector).transform(fn)
-
-
-def check_field_labels(selector: Selector, allowed: Collection[str]) -> None:
-    """Reject the first term (in selector order) whose field is not in ``allowed``.
-
-    Raises ``FieldLabelNotSupportedError`` (``field label not supported: <label>``),
-    the message the REST layer returns as a 400 BadRequest, as upstream's field
-    label conversion does for custom resources and most built-in kinds.
-    """
-    for r in selector.requirements:
-        if r.field not in allowed:
-            raise FieldLabelNotSupportedError(r.field)
-
-
 def field_label_converter(
     allowed: Collection[str], renames: Mapping[str, str] | None = None
 ) -> TransformFunc:
@@ -285,10 +217,5 @@ def field_label_converter(
     return convert
 
 
-# The field labels every resource supports (upstream DefaultMetaV1FieldSelectorConversion).
-DEFAULT_FIELD_LABELS: Final = frozenset({"metadata.name", "metadata.namespace"})
-
 # Names other modules use.
 FieldSelector = Selector
-SelectorParseError = FieldSelectorParseError
-parse_field_selector = parse_selector

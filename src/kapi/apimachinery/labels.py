@@ -205,18 +205,6 @@ class Selector:
         """True when the selector does not restrict anything (it matches everything)."""
         return not self.requirements
 
-    def add(self, *requirements: Requirement) -> Selector:
-        return Selector(self.requirements + requirements)
-
-    def requires_exact_match(self, label: str) -> tuple[str, bool]:
-        """The single value ``label`` must have, if the selector pins one."""
-        for r in self.requirements:
-            if r.key == label:
-                if r.operator in (EQUALS, DOUBLE_EQUALS, IN) and len(r.values) == 1:
-                    return r.values[0], True
-                return "", False
-        return "", False
-
     def __str__(self) -> str:
         return ",".join(str(r) for r in self.requirements)
 
@@ -243,41 +231,12 @@ class _NothingSelector(Selector):
     def empty(self) -> bool:
         return False
 
-    def add(self, *requirements: Requirement) -> Selector:
-        return self
-
     def __repr__(self) -> str:
         return "Selector(<nothing>)"
 
 
 _EVERYTHING: Final = Selector()
 _NOTHING: Final = _NothingSelector()
-
-
-def everything() -> Selector:
-    return _EVERYTHING
-
-
-def nothing() -> Selector:
-    return _NOTHING
-
-
-def matches_nothing(selector: Selector) -> bool:
-    return selector is _NOTHING
-
-
-def selector_from_set(labels: Mapping[str, str] | None) -> Selector:
-    """Exact match on every pair, without validation (``SelectorFromValidatedSet``)."""
-    if not labels:
-        return Selector()
-    return Selector(Requirement(k, EQUALS, (v,)) for k, v in labels.items())
-
-
-def validated_selector_from_set(labels: Mapping[str, str] | None) -> Selector:
-    """As ``selector_from_set`` but validates keys and values first."""
-    if not labels:
-        return Selector()
-    return Selector(new_requirement(k, EQUALS, [v]) for k, v in labels.items())
 
 
 # --- lexer / parser --------------------------------------------------------------------------
@@ -502,10 +461,6 @@ def parse(selector: str, *, path: Path | None = None) -> Selector:
 
 
 parse_selector = parse
-
-
-def parse_to_requirements(selector: str, *, path: Path | None = None) -> list[Requirement]:
-    return list(parse(selector, path=path).requirements)
 
 
 # --- metav1.LabelSelector --------------------------------------------------------------------

@@ -206,9 +206,6 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
-is_label_key = is_qualified_name
-
-
 def is_valid_label_value(value: str) -> list[str]:
     """A label value: empty, or up to 63 bytes of ``[-A-Za-z0-9_.]`` with alnum ends."""
     errs: list[str] = []
@@ -262,7 +259,6 @@ def name_is_path_segment(name: str, prefix: bool) -> list[str]:
 
 
 validate_namespace_name: NameValidator = name_is_dns_label
-validate_service_account_name: NameValidator = name_is_dns_subdomain
 
 IS_NEGATIVE_ERROR_MSG: Final = "must be greater than or equal to 0"
 FIELD_IMMUTABLE_ERROR_MSG: Final = "field is immutable"
@@ -477,7 +473,9 @@ def custom_resource_finalizer_warnings(
 ) -> list[str]:
     """Warnings a custom resource gets for newly added, non-qualified finalizers.
 
-    Mirrors apiextensions-apiserver ``generateWarningsFromObj``.
+    Mirrors apiextensions-apiserver's ``generateWarningsFromObj`` and its
+    ``validateKubeFinalizerName``, which the custom resource strategy's
+    ``WarningsOnCreate`` and ``WarningsOnUpdate`` return.
     """
     path = "metadata.finalizers"
     added = sorted(set(new or ()) - set(old or ()))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -30,8 +29,6 @@ if TYPE_CHECKING:
     from kapi.server import APIServer
 
 log = logging.getLogger(__name__)
-
-NonResourceHandler = Callable[[Request], Awaitable[Response]]
 
 _NOT_FOUND = errors.StatusError(404, "NotFound", "the server could not find the requested resource")
 _SHUTTING_DOWN = errors.service_unavailable("apiserver is shutting down")

@@ -209,10 +209,6 @@ class Resource:
             return self.hub_api_version
         return GroupVersion(self.group, self.storage_version).api_version
 
-    @property
-    def group_resource(self) -> str:
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
     def storage_prefix(self) -> str:
         """Where this resource's objects live in storage (upstream's etcd layout).
 
@@ -268,7 +264,6 @@ class Scheme:
         self.emulated_version = emulated_version
         self._resources: dict[tuple[str, str], Resource] = {}
         self._by_kind: dict[tuple[str, str], Resource] = {}
-        self._short: dict[str, Resource] = {}
         self._deprecations: dict[tuple[str, str], dict[str, Deprecation]] = {}
 
     def add(self, resource: Resource) -> None:

@@ -1,8 +1,10 @@
 """The storage interface: a revisioned key-value store with watch.
 
 Everything above this module (registry, controllers) talks to storage only
-through :class:`Storage`, so the embedded SQLite backend and the etcd v3
-backend are interchangeable.  The contract is etcd's:
+through :class:`Storage`.  The embedded SQLite store (:mod:`kapi.storage.sqlite`)
+is the only backend today; the contract is etcd v3's, so that an etcd backend
+(for the coming work on several servers sharing one store) can implement it
+without changes above this layer:
 
 * one global, strictly increasing revision, bumped by every write; an object's
   ``resourceVersion`` is the revision of its last write (``mod_revision``);
@@ -194,10 +196,6 @@ class Storage(abc.ABC):
     @abc.abstractmethod
     async def current_revision(self) -> int:
         """The revision of the latest write (0 for an empty store)."""
-
-    @abc.abstractmethod
-    async def compacted_revision(self) -> int:
-        """The revision history has been compacted up to (0: never)."""
 
     @abc.abstractmethod
     async def compact(self, revision: int) -> None:

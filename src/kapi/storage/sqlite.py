@@ -385,9 +385,6 @@ class SQLiteStorage(Storage):
     async def current_revision(self) -> int:
         return self._revision
 
-    async def compacted_revision(self) -> int:
-        return self._compacted
-
     # -- writes --------------------------------------------------------------
     #
     # Each write is one BEGIN IMMEDIATE ... COMMIT transaction; ``with conn``

@@ -183,19 +183,12 @@ class FieldSet:
             node = child
         return bool(path) and path[-1] in node.members
 
-    def with_prefix(self, pe: PathElement) -> FieldSet:
-        """The subset below ``pe`` (empty when there is none)."""
-        return self.children.get(pe) or EMPTY
-
     def paths(self, prefix: Path = ()) -> Iterator[Path]:
         """Every path, in upstream's ``Iterate`` order: members, then children, each sorted."""
         for pe in sorted(self.members, key=sort_key):
             yield (*prefix, pe)
         for pe in sorted(self.children, key=sort_key):
             yield from self.children[pe].paths((*prefix, pe))
-
-    def size(self) -> int:
-        return len(self.members) + sum(c.size() for c in self.children.values())
 
     # -- algebra --------------------------------------------------------------------------
 
@@ -280,12 +273,6 @@ class FieldSet:
         if not changed:
             return self
         return FieldSet(set(members), children) if members or children else EMPTY
-
-    def leaves(self) -> FieldSet:
-        """``Set.Leaves``: members that have no children."""
-        members = {pe for pe in self.members if pe not in self.children}
-        children = {pe: c.leaves() for pe, c in self.children.items()}
-        return FieldSet(members, {pe: c for pe, c in children.items() if c})
 
     # -- FieldsV1 -------------------------------------------------------------------------
 

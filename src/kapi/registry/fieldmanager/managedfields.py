@@ -90,9 +90,6 @@ class Managed:
     def empty(cls) -> Managed:
         return cls({}, {})
 
-    def copy(self) -> Managed:
-        return Managed(dict(self.fields), dict(self.times))
-
 
 def is_reset(entries: Any) -> bool:
     """``[]`` or ``[{}]`` in a request clears managedFields (``isResetManagedFields``)."""
@@ -221,9 +218,6 @@ class Conflicts(Exception):
         """One conflict per path, managers in identifier order (upstream's map order is random)."""
         ordered = sorted(sets.items(), key=lambda item: item[0].identifier)
         return cls([(key, path) for key, found in ordered for path in found.paths()])
-
-    def to_set(self) -> FieldSet:
-        return FieldSet.of(*(path for _, path in self.conflicts))
 
     def without(self, allowed: FieldSet) -> Conflicts:
         return Conflicts([(key, path) for key, path in self.conflicts if not allowed.has(path)])

@@ -293,9 +293,6 @@ class Comparison:
     modified: FieldSet
     added: FieldSet
 
-    def is_same(self) -> bool:
-        return not self.removed and not self.modified and not self.added
-
 
 _ADDED, _REMOVED, _MODIFIED = 1, 2, 4
 #: One node's comparison: its own path's flags and the removed/modified/added sets below it.
