@@ -18,10 +18,9 @@ from typing import Any
 
 import orjson
 
-from kapi.admission.chain import AdmissionChain
-from kapi.admission.interface import Attributes, Operation
 from kapi.apimachinery import errors, field_errors, validation
 from kapi.apimachinery.field_errors import Path
+from kapi.registry.admission import Admission, Attributes, Operation
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.predicate import SelectionPredicate
@@ -102,7 +101,7 @@ class Store:
         resource: Resource,
         storage: Storage,
         scheme: Scheme,
-        admission: AdmissionChain | None = None,
+        admission: Admission | None = None,
         *,
         version: str | None = None,
         strategy: Strategy | None = None,
