@@ -8,7 +8,7 @@ canonicalize.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path
@@ -16,6 +16,27 @@ from kapi.runtime.objects import deep_copy
 
 Object = dict[str, Any]
 METADATA = Path("metadata")
+
+
+class ScaleSubresource(Protocol):
+    """Where a kind's ``/scale`` subresource finds the replicas and the selector.
+
+    Paths are simple JSON paths (``.spec.replicas``); ``get`` and ``set`` read
+    and write them on an object.
+    """
+
+    @property
+    def spec_replicas(self) -> str: ...
+
+    @property
+    def status_replicas(self) -> str: ...
+
+    @property
+    def label_selector(self) -> str | None: ...
+
+    def get(self, obj: Object, path: str) -> Any: ...
+
+    def set(self, obj: Object, path: str, value: Any) -> None: ...
 
 
 class Strategy:
@@ -35,6 +56,8 @@ class Strategy:
     #: Objects are deleted ``--event-ttl`` after their last create or update
     #: (upstream sets ``TTLFunc`` on the event registry alone).
     expires_after_event_ttl: bool = False
+    #: The ``/scale`` subresource's replica paths (custom resources declaring one).
+    scale: ScaleSubresource | None = None
 
     @staticmethod
     def validate_name(name: str, prefix: bool) -> list[str]:
