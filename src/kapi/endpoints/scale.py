@@ -40,10 +40,10 @@ from kapi.registry.fieldmanager.scalehandler import (
 )
 from kapi.registry.fieldmanager.schema import declared_atom
 from kapi.registry.fieldmanager.updater import Converter
-from kapi.registry.strategy import ScaleSubresource
 from kapi.runtime import patch, serializer
 from kapi.runtime.objects import meta
 from kapi.runtime.scheme import GroupVersion
+from kapi.runtime.strategy import ScaleSubresource
 
 Object = dict[str, Any]
 _PATCH_TYPES = (serializer.JSON_PATCH, serializer.MERGE_PATCH, serializer.APPLY_PATCH)

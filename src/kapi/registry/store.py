@@ -24,10 +24,11 @@ from kapi.registry.admission import Admission, Attributes, Operation
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.predicate import SelectionPredicate
-from kapi.registry.strategy import METADATA, Strategy, SubresourceStrategy
+from kapi.registry.strategy import METADATA, SubresourceStrategy
 from kapi.request import current as current_request
 from kapi.runtime.objects import deep_copy, meta, new_uid, now_rfc3339
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
+from kapi.runtime.strategy import ResourceStrategy
 from kapi.storage.interface import (
     ConflictError,
     EventType,
@@ -104,14 +105,14 @@ class Store:
         admission: Admission | None = None,
         *,
         version: str | None = None,
-        strategy: Strategy | None = None,
+        strategy: ResourceStrategy | None = None,
         ttl: int = 0,
         declarative: DeclarativeValidation | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
         self.scheme = scheme
-        self.strategy: Strategy = strategy or resource.strategy
+        self.strategy: ResourceStrategy = strategy or resource.strategy
         self.subresource_strategies = {
             name: SubresourceStrategy(self.strategy, name, path)
             for name, path in self.strategy.subresource_fields.items()

@@ -8,39 +8,23 @@ canonicalize.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.runtime.objects import deep_copy
+from kapi.runtime.strategy import ResourceStrategy, ScaleSubresource
 
 Object = dict[str, Any]
 METADATA = Path("metadata")
 
 
-class ScaleSubresource(Protocol):
-    """Where a kind's ``/scale`` subresource finds the replicas and the selector.
-
-    Paths are simple JSON paths (``.spec.replicas``); ``get`` and ``set`` read
-    and write them on an object.
-    """
-
-    @property
-    def spec_replicas(self) -> str: ...
-
-    @property
-    def status_replicas(self) -> str: ...
-
-    @property
-    def label_selector(self) -> str | None: ...
-
-    def get(self, obj: Object, path: str) -> Any: ...
-
-    def set(self, obj: Object, path: str, value: Any) -> None: ...
-
-
 class Strategy:
-    """Defaults that suit a plain namespaced kind; kinds override what differs."""
+    """Defaults that suit a plain namespaced kind; kinds override what differs.
+
+    It implements :class:`~kapi.runtime.strategy.ResourceStrategy`, the interface
+    a :class:`~kapi.runtime.scheme.Resource` holds its strategy by.
+    """
 
     #: Whether ``metadata.generation`` is kept (set to 1 on create, bumped on spec changes).
     has_generation: bool = False
@@ -118,7 +102,7 @@ class SubresourceStrategy:
     upstream's status strategies do; managed fields follow the request.
     """
 
-    def __init__(self, main: Strategy, name: str, path: tuple[str, ...]) -> None:
+    def __init__(self, main: ResourceStrategy, name: str, path: tuple[str, ...]) -> None:
         self.main = main
         self.name = name
         self.path = path
