@@ -21,7 +21,7 @@ import uvicorn
 
 from kapi import version as kversion
 from kapi.admission.chain import AdmissionChain
-from kapi.admission.namespace_lifecycle import NamespaceLifecycle
+from kapi.admission.namespace_lifecycle import NamespaceLifecycle, namespace_getter
 from kapi.admission.webhook import (
     MutatingWebhookAdmission,
     ValidatingWebhookAdmission,
@@ -101,11 +101,13 @@ class APIServer:
         self.webhook_source = WebhookSource()
         #: The namespaces, for admission: read on every create of namespaced content.
         self.namespace_informer = Informer()
+        get_namespace = namespace_getter(self.namespace_informer, self._stored_namespace)
+        webhooks = (self.scheme, self.webhook_clients, get_namespace, self.webhook_source)
         self.admission = AdmissionChain(
             [
-                NamespaceLifecycle(self),
-                MutatingWebhookAdmission(self, self.webhook_source),
-                ValidatingWebhookAdmission(self, self.webhook_source),
+                NamespaceLifecycle(self.namespace_informer, self._stored_namespace),
+                MutatingWebhookAdmission(*webhooks),
+                ValidatingWebhookAdmission(*webhooks),
             ]
         )
         self.health = {
@@ -179,6 +181,10 @@ class APIServer:
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
+
+    async def _stored_namespace(self, name: str) -> dict[str, Any]:
+        """A namespace read from storage (admission reads its informer first)."""
+        return await self.store("", "namespaces").get(None, name)
 
     def store_for(self, resource: Resource, version: str) -> Store:
         """The store serving ``version`` of ``resource`` (custom resources have one per version)."""

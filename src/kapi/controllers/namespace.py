@@ -12,8 +12,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kapi.admission.namespace_lifecycle import SYSTEM_NAMESPACES
 from kapi.apimachinery import errors
+from kapi.apis.core_v1 import SYSTEM_NAMESPACES
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store
 
