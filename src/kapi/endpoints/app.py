@@ -157,7 +157,7 @@ class APIServerApp:
         output = negotiate_output(accept, protobuf=_protobuf_asked(accept, resource, info))
         scope = handlers.RequestScope(
             scheme=server.scheme,
-            store=server.store_for(resource, info.api_version),
+            store=server.custom_resources.store_for(resource, info.api_version),
             resource=resource,
             version=info.api_version,
             namespace=(info.namespace or None) if resource.namespaced else None,
