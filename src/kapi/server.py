@@ -33,7 +33,7 @@ from kapi.apis import builtin_resources
 from kapi.apis.apiextensions_v1 import GROUP as APIEXTENSIONS
 from kapi.audit import Auditor
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
-from kapi.endpoints.app import APIServerApp
+from kapi.endpoints.app import APIServerApp, HandlerConfig
 from kapi.endpoints.health import HealthChecks
 from kapi.endpoints.metrics import APIServerMetrics
 from kapi.endpoints.openapi.service import OpenAPIService
@@ -182,6 +182,25 @@ class APIServer:
     def _spawn(self, coro: Any) -> None:
         self._tasks.append(asyncio.create_task(coro))
 
+    def app(self) -> APIServerApp:
+        """This server's ASGI application: the handler chain, handed what it serves with."""
+        return APIServerApp(
+            HandlerConfig(
+                scheme=self.scheme,
+                store_for=self.custom_resources.store_for,
+                metrics=self.metrics,
+                audit=self.audit,
+                health=self.health,
+                version_info=self.version_info,
+                address=self.address,
+                openapi=self.openapi,
+                bookmark_interval=self.config.bookmark_interval,
+                stopping=self.stopping,
+                start=self.start,
+                stop=self.stop,
+            )
+        )
+
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
 
@@ -293,7 +312,7 @@ def serve(config: ServerConfig) -> None:
 
     server = APIServer(config)
     uvicorn_config = uvicorn.Config(
-        APIServerApp(server), host=config.bind_address, port=config.port, **UVICORN_OPTIONS
+        server.app(), host=config.bind_address, port=config.port, **UVICORN_OPTIONS
     )
     # uvicorn re-raises the shutdown signal to the handler installed before it; a no-op
     # handler there makes a clean shutdown exit 0, as kube-apiserver does.

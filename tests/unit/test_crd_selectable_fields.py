@@ -244,7 +244,7 @@ def _list(tmp_path: Path, crd: Obj, objects: list[Obj], requests: list[tuple[str
             store = server.custom_resources.store_for(resource, "v1")
             for obj in objects:
                 await store.create({"apiVersion": "example.com/v1", "kind": "Shirt", **obj})
-            app = APIServerApp(server)
+            app = server.app()
             return [await _get(app, path, selector) for path, selector in requests]
         finally:
             await server.stop()
