@@ -16,4 +16,6 @@ if ! command -v etcd >/dev/null 2>&1; then
 fi
 
 python -m ruff check src tests benchmarks
+# The layer contracts in pyproject.toml: every import points down, kapi.client stands apart.
+lint-imports
 python -m pytest "$@"
