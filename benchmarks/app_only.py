@@ -71,7 +71,6 @@ def _configmap(name: str, seq: int = 0) -> bytes:
 
 
 async def measure(requests: int, repeat: int) -> list[tuple[str, float, int]]:
-    from kapi.endpoints.app import APIServerApp
     from kapi.server import APIServer, ServerConfig
 
     rows: list[tuple[str, float, int]] = []
@@ -79,7 +78,7 @@ async def measure(requests: int, repeat: int) -> list[tuple[str, float, int]]:
         server = APIServer(ServerConfig(data_dir=Path(tmp)))
         await server.start()
         try:
-            app = APIServerApp(server)
+            app = server.app()
             namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}}
             await call(app, "POST", "/api/v1/namespaces", json.dumps(namespace).encode())
             base = f"/api/v1/namespaces/{bench.NAMESPACE}/configmaps"

@@ -101,7 +101,7 @@ async def main(rounds: int, requests: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = APIServer(ServerConfig(data_dir=Path(tmp), emulated_version=Version(1, 24)))
         await server.start()
-        app = APIServerApp(server)
+        app = server.app()
         await prepare(app)
         options = {
             k: UVICORN_OPTIONS[k]

@@ -19,4 +19,6 @@ fi
 
 python -m ruff check src tests benchmarks
 python -m mypy
+# The layer contracts in pyproject.toml: every import points down, kapi.client stands apart.
+lint-imports
 python -m pytest "$@"

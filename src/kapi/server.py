@@ -21,18 +21,19 @@ import uvicorn
 
 from kapi import version as kversion
 from kapi.admission.chain import AdmissionChain
-from kapi.admission.namespace_lifecycle import NamespaceLifecycle
+from kapi.admission.namespace_lifecycle import NamespaceLifecycle, namespace_getter
 from kapi.admission.webhook import (
     MutatingWebhookAdmission,
     ValidatingWebhookAdmission,
     WebhookSource,
 )
 from kapi.apiextensions.controller import CRDController
-from kapi.apiextensions.resource import custom_resource
+from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apis import builtin_resources
+from kapi.apis.apiextensions_v1 import GROUP as APIEXTENSIONS
 from kapi.audit import Auditor
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
-from kapi.endpoints.app import APIServerApp
+from kapi.endpoints.app import APIServerApp, HandlerConfig
 from kapi.endpoints.health import HealthChecks
 from kapi.endpoints.metrics import APIServerMetrics
 from kapi.endpoints.openapi.service import OpenAPIService
@@ -41,6 +42,7 @@ from kapi.features import FeatureGate
 from kapi.registry.informer import Informer
 from kapi.registry.store import Store
 from kapi.runtime.scheme import Resource, Scheme
+from kapi.runtime.strategy import ResourceStrategy
 from kapi.storage.interface import Storage
 from kapi.storage.sqlite import SQLiteStorage
 from kapi.validation.declarative import DeclarativeValidation
@@ -88,9 +90,6 @@ class APIServer:
             self.scheme.add(resource)
         self.storage: Storage | None = None
         self.stores: dict[tuple[str, str], Store] = {}
-        #: Custom resources: one store per served version, keyed (group, plural, version).
-        self._version_stores: dict[tuple[str, str, str], Store] = {}
-        self._crds: dict[str, dict[str, Any]] = {}
         #: Built-in kinds' declarations checked beside their hand-written validation.
         self.declarative_validation = (
             DeclarativeValidation(self.metrics.declarative_validation_mismatch.inc)
@@ -98,14 +97,19 @@ class APIServer:
             else None
         )
         self.webhook_clients = WebhookClientManager()
+        self.custom_resources = CustomResourceStores(
+            self.scheme, self.stores, self._new_store, self.webhook_clients, config.feature_gates
+        )
         self.webhook_source = WebhookSource()
         #: The namespaces, for admission: read on every create of namespaced content.
         self.namespace_informer = Informer()
+        get_namespace = namespace_getter(self.namespace_informer, self._stored_namespace)
+        webhooks = (self.scheme, self.webhook_clients, get_namespace, self.webhook_source)
         self.admission = AdmissionChain(
             [
-                NamespaceLifecycle(self),
-                MutatingWebhookAdmission(self, self.webhook_source),
-                ValidatingWebhookAdmission(self, self.webhook_source),
+                NamespaceLifecycle(self.namespace_informer, self._stored_namespace),
+                MutatingWebhookAdmission(*webhooks),
+                ValidatingWebhookAdmission(*webhooks),
             ]
         )
         self.health = {
@@ -149,8 +153,9 @@ class APIServer:
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")
         self._spawn(self.namespace_informer.run(self.store("", "namespaces")))
-        self._spawn(NamespaceController(self).run())
-        self._spawn(CRDController(self).run())
+        self._spawn(NamespaceController(self.store("", "namespaces"), self.stores.values).run())
+        crds = self.store(APIEXTENSIONS, "customresourcedefinitions")
+        self._spawn(CRDController(crds, self.custom_resources).run())
         self._spawn(self.webhook_source.run(self.stores))
         self._spawn(self._compact_periodically())
         self._post_start_done.add("start-kapi-controllers")
@@ -177,66 +182,44 @@ class APIServer:
     def _spawn(self, coro: Any) -> None:
         self._tasks.append(asyncio.create_task(coro))
 
+    def app(self) -> APIServerApp:
+        """This server's ASGI application: the handler chain, handed what it serves with."""
+        return APIServerApp(
+            HandlerConfig(
+                scheme=self.scheme,
+                store_for=self.custom_resources.store_for,
+                metrics=self.metrics,
+                audit=self.audit,
+                health=self.health,
+                version_info=self.version_info,
+                address=self.address,
+                openapi=self.openapi,
+                bookmark_interval=self.config.bookmark_interval,
+                stopping=self.stopping,
+                start=self.start,
+                stop=self.stop,
+            )
+        )
+
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
 
-    def store_for(self, resource: Resource, version: str) -> Store:
-        """The store serving ``version`` of ``resource`` (custom resources have one per version)."""
-        return (
-            self._version_stores.get((resource.group, resource.plural, version))
-            or self.stores[(resource.group, resource.plural)]
-        )
+    async def _stored_namespace(self, name: str) -> dict[str, Any]:
+        """A namespace read from storage (admission reads its informer first)."""
+        return await self.store("", "namespaces").get(None, name)
 
-    # -- custom resources ---------------------------------------------------------------
-
-    def custom_resource_definitions(self) -> list[dict[str, Any]]:
-        """The CRDs being served, as last installed."""
-        return list(self._crds.values())
-
-    def custom_resource_store(self, crd: dict[str, Any]) -> Store | None:
-        installed = self._crds.get(crd["metadata"]["name"])
-        if installed is None:
-            return None
-        names = installed["status"]["acceptedNames"]
-        return self.stores.get((installed["spec"]["group"], names["plural"]))
-
-    def install_custom_resource(self, crd: dict[str, Any]) -> None:
-        """Serve an established CRD, replacing what an earlier version of it installed."""
+    def _new_store(
+        self,
+        resource: Resource,
+        *,
+        version: str | None = None,
+        strategy: ResourceStrategy | None = None,
+    ) -> Store:
+        """A store over this server's storage, scheme and admission (custom resources')."""
         assert self.storage is not None
-        name = crd["metadata"]["name"]
-        previous = self._crds.get(name)
-        if (
-            previous is not None
-            and previous["metadata"]["resourceVersion"] == crd["metadata"]["resourceVersion"]
-        ):
-            return
-        self.uninstall_custom_resource(crd)
-        built = custom_resource(crd, self.webhook_clients, self.config.feature_gates)
-        resource = built.resource
-        self.scheme.add(resource)
-        self.stores[(resource.group, resource.plural)] = Store(
-            resource, self.storage, self.scheme, self.admission
+        return Store(
+            resource, self.storage, self.scheme, self.admission, version=version, strategy=strategy
         )
-        for version, strategy in built.strategies.items():
-            self._version_stores[(resource.group, resource.plural, version)] = Store(
-                resource,
-                self.storage,
-                self.scheme,
-                self.admission,
-                version=version,
-                strategy=strategy,
-            )
-        self._crds[name] = crd
-
-    def uninstall_custom_resource(self, crd: dict[str, Any]) -> None:
-        installed = self._crds.pop(crd["metadata"]["name"], None)
-        if installed is None:
-            return
-        group, plural = installed["spec"]["group"], installed["status"]["acceptedNames"]["plural"]
-        self.scheme.remove(group, plural)
-        self.stores.pop((group, plural), None)
-        for key in [k for k in self._version_stores if k[:2] == (group, plural)]:
-            del self._version_stores[key]
 
     async def _compact_periodically(self) -> None:
         """Compact history older than one interval, as kube-apiserver asks etcd to."""
@@ -329,7 +312,7 @@ def serve(config: ServerConfig) -> None:
 
     server = APIServer(config)
     uvicorn_config = uvicorn.Config(
-        APIServerApp(server), host=config.bind_address, port=config.port, **UVICORN_OPTIONS
+        server.app(), host=config.bind_address, port=config.port, **UVICORN_OPTIONS
     )
     # uvicorn re-raises the shutdown signal to the handler installed before it; a no-op
     # handler there makes a clean shutdown exit 0, as kube-apiserver does.

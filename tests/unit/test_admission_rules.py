@@ -190,7 +190,8 @@ def test_dry_run_is_refused_by_webhooks_with_side_effects(side_effects: str) -> 
     )
     configmaps = next(r for r in resources() if r.plural == "configmaps")
     attributes = Attributes(Operation.CREATE, configmaps, "", "default", "a", {}, None, True)
-    call = Dispatcher(None).call(Invocation(hook, "v1"), attributes, target())  # type: ignore[arg-type]
+    dispatcher = Dispatcher(None, None, None)  # type: ignore[arg-type]
+    call = dispatcher.call(Invocation(hook, "v1"), attributes, target())
     with pytest.raises(StatusError) as raised:
         asyncio.run(call)
     assert (raised.value.code, raised.value.reason, raised.value.message) == (

@@ -37,7 +37,7 @@ async def _call(app: APIServerApp, method: str, path: str, query: bytes = b"") -
 def test_requests_after_shutdown_began_are_told_to_retry(tmp_path: Path) -> None:
     async def scenario() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         server = APIServer(ServerConfig(data_dir=tmp_path))
-        app = APIServerApp(server)
+        app = server.app()
         await server.start()
         try:
             before = await _call(app, "GET", "/api/v1/namespaces/default")

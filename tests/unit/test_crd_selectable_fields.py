@@ -238,13 +238,13 @@ def _list(tmp_path: Path, crd: Obj, objects: list[Obj], requests: list[tuple[str
         try:
             namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}}
             await server.store("", "namespaces").create(namespace)
-            server.install_custom_resource(crd)
+            server.custom_resources.install(crd)
             resource = server.scheme.by_kind("example.com", "Shirt")
             assert resource is not None
-            store = server.store_for(resource, "v1")
+            store = server.custom_resources.store_for(resource, "v1")
             for obj in objects:
                 await store.create({"apiVersion": "example.com/v1", "kind": "Shirt", **obj})
-            app = APIServerApp(server)
+            app = server.app()
             return [await _get(app, path, selector) for path, selector in requests]
         finally:
             await server.stop()

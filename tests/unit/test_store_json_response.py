@@ -103,10 +103,11 @@ WIDGETS = {
 
 def test_strategy_none_reads_splice_in_every_served_version(tmp_path: Path) -> None:
     async def body(server: APIServer) -> list[tuple[Any, Any]]:
-        server.install_custom_resource(WIDGETS)
+        server.custom_resources.install(WIDGETS)
         resource = server.scheme.by_kind("example.com", "Widget")
         assert resource is not None
-        v1, v1beta1 = server.store_for(resource, "v1"), server.store_for(resource, "v1beta1")
+        stores = server.custom_resources
+        v1, v1beta1 = stores.store_for(resource, "v1"), stores.store_for(resource, "v1beta1")
         widget = {
             "apiVersion": "example.com/v1",
             "kind": "Widget",
@@ -185,7 +186,7 @@ def test_other_versions_splice_only_what_their_conversion_leaves_alone(tmp_path:
     async def body(server: APIServer) -> dict[str, tuple[Any, Any]]:
         resource = server.scheme.lookup("policy", "v1beta1", "poddisruptionbudgets")
         assert resource is not None
-        store = server.store_for(resource, "v1beta1")
+        store = server.custom_resources.store_for(resource, "v1beta1")
         out = {}
         for name, selector in selectors.items():
             await store.create(

@@ -1,35 +1,17 @@
-"""What admission sees of a request, as upstream's ``admission.Attributes``."""
+"""What admission sees of a request, and the plugins of its two phases.
+
+The request, :class:`Attributes` (upstream's ``admission.Attributes``), is
+defined by the registry that builds it (:mod:`kapi.registry.admission`), so the
+store need not import admission; plugins take it from here.
+"""
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from kapi.runtime.objects import Object
+from kapi.registry.admission import Attributes, Operation
 
-if TYPE_CHECKING:
-    from kapi.runtime.scheme import Resource
-
-
-class Operation(enum.Enum):
-    CREATE = "CREATE"
-    UPDATE = "UPDATE"
-    DELETE = "DELETE"
-
-
-@dataclass
-class Attributes:
-    operation: Operation
-    resource: Resource
-    subresource: str
-    namespace: str | None
-    name: str
-    #: The new object (hub version) for CREATE and UPDATE, ``None`` for DELETE.
-    object: Object | None
-    #: The stored object for UPDATE and DELETE.
-    old_object: Object | None
-    dry_run: bool
+__all__ = ["Attributes", "MutationInterface", "Operation", "ValidationInterface"]
 
 
 @runtime_checkable

@@ -6,36 +6,43 @@ terminated, and the system namespaces may not be deleted.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
 
 from kapi.admission.interface import Attributes, Operation
 from kapi.apimachinery import errors
+from kapi.apis.core_v1 import IMMORTAL_NAMESPACES
+from kapi.registry.informer import Informer
+from kapi.runtime.objects import Object
 
-if TYPE_CHECKING:
-    from kapi.server import APIServer
-
-#: Namespaces that may never be deleted.
-IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
-#: Namespaces the server creates at start (``kube-node-lease`` may be deleted).
-SYSTEM_NAMESPACES = (*IMMORTAL_NAMESPACES, "kube-node-lease")
+#: Reads a namespace by name; raises the 404 ``StatusError`` of a missing one.
+NamespaceGetter = Callable[[str], Awaitable[Object]]
 
 
-async def get_namespace(server: APIServer, name: str) -> dict[str, Any]:
-    """A namespace from the server's informer, or from storage when the cache misses it.
+def namespace_getter(informer: Informer, live: NamespaceGetter) -> NamespaceGetter:
+    """Namespaces from ``informer``, or from ``live`` (storage) when the cache misses one.
 
-    Raises the 404 of a missing namespace.  A miss is looked up live, as
-    upstream's NamespaceLifecycle does, so that content can be created in a
-    namespace whose creation the informer has not yet seen.
+    The getter raises the 404 of a missing namespace.  A miss is looked up
+    live, as upstream's NamespaceLifecycle does, so that content can be
+    created in a namespace whose creation the informer has not yet seen.
     """
-    cached = server.namespace_informer.get(None, name)
-    if cached is not None:
-        return cached
-    return await server.store("", "namespaces").get(None, name)
+
+    async def get_namespace(name: str) -> Object:
+        cached = informer.get(None, name)
+        if cached is not None:
+            return cached
+        return await live(name)
+
+    return get_namespace
 
 
 class NamespaceLifecycle:
-    def __init__(self, server: APIServer) -> None:
-        self.server = server
+    """The plugin, given the namespaces' informer and a live read of one namespace.
+
+    Upstream's plugin is handed the same two: a namespace lister and a client.
+    """
+
+    def __init__(self, informer: Informer, live: NamespaceGetter) -> None:
+        self.get_namespace = namespace_getter(informer, live)
 
     async def admit(self, a: Attributes) -> None:
         resource = a.resource
@@ -48,7 +55,7 @@ class NamespaceLifecycle:
         if a.operation is not Operation.CREATE or not resource.namespaced or not a.namespace:
             return
         try:
-            namespace = await get_namespace(self.server, a.namespace)
+            namespace = await self.get_namespace(a.namespace)
         except errors.StatusError as exc:
             if exc.code == 404:
                 raise errors.not_found("namespaces", "", a.namespace) from None

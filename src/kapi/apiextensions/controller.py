@@ -3,23 +3,23 @@
 One loop does what upstream splits over the naming, establishing, finalizer
 and handler controllers: on every change of a CRD it recomputes
 ``status.acceptedNames`` and the ``NamesAccepted``/``Established``
-conditions, installs (or reinstalls) the CRD's resource on the server, and
-for a CRD being deleted removes its custom resources, then its finalizer.
+conditions, installs (or reinstalls) the CRD's resource in the
+:class:`~kapi.apiextensions.crd_stores.CustomResourceStores`, and for a CRD
+being deleted removes its custom resources, then its finalizer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apimachinery import errors
-from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER, GROUP
+from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER
 from kapi.registry.predicate import EVERYTHING
+from kapi.registry.store import Store
 from kapi.runtime.objects import Object, now_rfc3339
-
-if TYPE_CHECKING:
-    from kapi.server import APIServer
 
 log = logging.getLogger(__name__)
 _NAME_FIELDS = ("plural", "singular", "kind", "listKind")
@@ -29,9 +29,9 @@ class CRDController:
     #: How long to wait before looking again at custom resources still finalizing.
     retry_interval = 0.5
 
-    def __init__(self, server: APIServer) -> None:
-        self.server = server
-        self.crds = server.store(GROUP, "customresourcedefinitions")
+    def __init__(self, crds: Store, custom_resources: CustomResourceStores) -> None:
+        self.crds = crds
+        self.custom_resources = custom_resources
         self._cleanups: dict[str, asyncio.Task[None]] = {}
 
     async def run(self) -> None:
@@ -41,7 +41,7 @@ class CRDController:
                     events = await self.crds.watch(None, EVERYTHING)
                     async for event in events:
                         if event.type == "DELETED":
-                            self.server.uninstall_custom_resource(event.object)
+                            self.custom_resources.uninstall(event.object)
                         elif event.type != "BOOKMARK":
                             await self.sync(event.object)
                 except asyncio.CancelledError:
@@ -71,7 +71,7 @@ class CRDController:
                     raise
                 return  # a newer event follows
         if _condition(crd, "Established") == "True":
-            self.server.install_custom_resource(crd)
+            self.custom_resources.install(crd)
 
     def _desired_status(self, crd: Object) -> Object:
         """Accepted names and conditions, as the naming and establishing controllers set them."""
@@ -103,7 +103,7 @@ class CRDController:
         """The first name another CRD of the same group has accepted (upstream's wording)."""
         spec = crd["spec"]
         names = spec["names"]
-        for other in self.server.custom_resource_definitions():
+        for other in self.custom_resources.definitions():
             if other["metadata"]["name"] == crd["metadata"]["name"]:
                 continue
             if other["spec"]["group"] != spec["group"]:
@@ -126,13 +126,13 @@ class CRDController:
     async def _clean_up(self, crd: Object) -> None:
         """Delete every custom resource of a deleted CRD, then let the CRD go."""
         name = crd["metadata"]["name"]
-        store = self.server.custom_resource_store(crd)
+        store = self.custom_resources.store(crd)
         while store is not None:
             await store.delete_collection(None, EVERYTHING)
             if not (await store.list(None, EVERYTHING)).items:
                 break
             await asyncio.sleep(self.retry_interval)
-        self.server.uninstall_custom_resource(crd)
+        self.custom_resources.uninstall(crd)
 
         async def drop_finalizer(obj: Object) -> Object:
             finalizers = obj["metadata"].get("finalizers") or []

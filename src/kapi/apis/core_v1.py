@@ -44,6 +44,11 @@ ACTIVE = "Active"
 TERMINATING = "Terminating"
 #: Label the server keeps equal to a namespace's name (``v1.LabelMetadataName``).
 LABEL_METADATA_NAME = "kubernetes.io/metadata.name"
+#: Namespaces that may never be deleted (``metav1.NamespaceDefault``, ``NamespaceSystem``,
+#: ``NamespacePublic``).
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+#: Namespaces the server creates at start (``kube-node-lease`` may be deleted).
+SYSTEM_NAMESPACES = (*IMMORTAL_NAMESPACES, "kube-node-lease")
 _DELETING = "`deletionTimestamp`"
 _FINALIZERS_DOC = (
     "Finalizers is an opaque list of values that must be empty to permanently remove object "

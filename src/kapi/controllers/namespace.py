@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from kapi.admission.namespace_lifecycle import SYSTEM_NAMESPACES
 from kapi.apimachinery import errors
+from kapi.apis.core_v1 import SYSTEM_NAMESPACES
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store
-
-if TYPE_CHECKING:
-    from kapi.server import APIServer
 
 log = logging.getLogger(__name__)
 FINALIZER = "kubernetes"
@@ -37,12 +35,14 @@ async def ensure_system_namespaces(namespaces: Store) -> None:
 
 
 class NamespaceController:
+    """Given the namespace store and the stores of everything (``stores()``, read each pass)."""
+
     #: How long to wait before looking again at content that is still finalizing.
     retry_interval = 1.0
 
-    def __init__(self, server: APIServer) -> None:
-        self.server = server
-        self.namespaces = server.store("", "namespaces")
+    def __init__(self, namespaces: Store, stores: Callable[[], Iterable[Store]]) -> None:
+        self.namespaces = namespaces
+        self._stores = stores
         self._finalizing: dict[str, asyncio.Task[None]] = {}
 
     async def run(self) -> None:
@@ -84,7 +84,7 @@ class NamespaceController:
     async def _delete_content(self, name: str) -> int:
         """Delete what is in the namespace; return how many objects are still there."""
         remaining = 0
-        for store in self.server.stores.values():
+        for store in self._stores():
             if store.resource.namespaced:
                 await store.delete_collection(name, EVERYTHING)
                 remaining += len((await store.list(name, EVERYTHING)).items)

@@ -5,28 +5,44 @@ request context with its warning recorder, metrics, max body size (in the
 handlers' body read), then routing to a non-resource endpoint or to a REST
 handler.  Any :class:`StatusError` raised below becomes the upstream
 ``Status`` response.
+
+The chain is handed what it serves with (:class:`HandlerConfig`) by
+:mod:`kapi.server`; the audit filter is one of those, by the protocol
+:class:`AuditFilter` (:mod:`kapi.audit` implements it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import orjson
 
 from kapi.apimachinery import errors
 from kapi.endpoints import discovery, handlers, scale
 from kapi.endpoints.aggregated_discovery import AggregatedDiscovery
-from kapi.endpoints.http import Receive, Request, Response, Scope, Send, send_response
+from kapi.endpoints.health import HealthChecks
+from kapi.endpoints.http import (
+    Receive,
+    Request,
+    Response,
+    Scope,
+    Send,
+    StreamingResponse,
+    send_response,
+)
+from kapi.endpoints.metrics import APIServerMetrics
 from kapi.endpoints.negotiation import negotiate_output
+from kapi.endpoints.openapi.service import OpenAPIService
 from kapi.endpoints.requestinfo import parse_request_info
+from kapi.registry.store import Store
 from kapi.request import RequestContext, RequestInfo, bind
 from kapi.runtime import protobuf, serializer
-from kapi.runtime.scheme import Deprecation, GroupVersion, Resource
-
-if TYPE_CHECKING:
-    from kapi.server import APIServer
+from kapi.runtime.scheme import Deprecation, GroupVersion, Resource, Scheme
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +56,65 @@ _METHOD_NOT_ALLOWED = errors.StatusError(
 )
 
 
-class APIServerApp:
-    """The ASGI application of one :class:`~kapi.server.APIServer`."""
+class AuditedRequest(Protocol):
+    """One request's audit, from :meth:`AuditFilter.begin` (upstream's ``WithAudit``)."""
 
-    def __init__(self, server: APIServer) -> None:
-        self.server = server
-        self.metrics = server.metrics
-        self.discovery = AggregatedDiscovery(server.scheme)
+    def panic(self, exc: BaseException) -> None:
+        """Record an unexpected error (a Go handler's panic)."""
+        ...
+
+    async def respond(
+        self,
+        send: Send,
+        response: Response | StreamingResponse,
+        extra: list[tuple[bytes, bytes]],
+        receive: Receive,
+    ) -> None:
+        """Write the response (with ``extra`` headers), recording the response stages."""
+        ...
+
+
+class AuditFilter(Protocol):
+    """The audit filter the chain runs every request through (upstream's ``WithAudit``)."""
+
+    def begin(
+        self, request: Request, info: RequestInfo, context: RequestContext
+    ) -> AuditedRequest: ...
+
+
+@dataclass(frozen=True)
+class HandlerConfig:
+    """What the handler chain serves with, handed over by :mod:`kapi.server`."""
+
+    scheme: Scheme
+    #: The store serving a version of a resource (custom resources have one per version).
+    store_for: Callable[[Resource, str], Store]
+    metrics: APIServerMetrics
+    #: ``None`` when auditing is off: the chain then does no audit work.
+    audit: AuditFilter | None
+    #: The checks of ``/healthz``, ``/livez`` and ``/readyz``, by path.
+    health: Mapping[str, HealthChecks]
+    #: The ``/version`` body.
+    version_info: Callable[[], dict[str, str]]
+    #: ``host:port``, as ``/api`` advertises it.
+    address: str
+    openapi: OpenAPIService
+    #: How often a quiet watch with ``allowWatchBookmarks`` gets a BOOKMARK (seconds).
+    bookmark_interval: float
+    #: Set when shutdown begins: watches end and new requests are told to retry.
+    stopping: asyncio.Event
+    #: The lifespan: start the server before the first request, stop it after the last.
+    start: Callable[[], Awaitable[None]]
+    stop: Callable[[], Awaitable[None]]
+
+
+class APIServerApp:
+    """The ASGI application of one API server, given what it serves with."""
+
+    def __init__(self, config: HandlerConfig) -> None:
+        self.config = config
+        self.metrics = config.metrics
+        self.discovery = AggregatedDiscovery(config.scheme)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -59,14 +127,14 @@ class APIServerApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    await self.server.start()
+                    await self.config.start()
                 except Exception as exc:
                     log.exception("start-up failed")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await self.server.stop()
+                await self.config.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -77,7 +145,7 @@ class APIServerApp:
         info = parse_request_info(request.method, request.path, query.get("watch") in ("1", "true"))
         context = RequestContext(info)
         bind(context)
-        auditor = self.server.audit
+        auditor = self.config.audit
         audit = auditor.begin(request, info, context) if auditor is not None else None
         try:
             if info.is_resource_request:
@@ -122,7 +190,7 @@ class APIServerApp:
         if not info.is_resource_request:
             return Response(exc.code, orjson.dumps(status))
         accept = request.headers.get("accept")
-        resource = self.server.scheme.lookup(info.api_group, info.api_version, info.resource)
+        resource = self.config.scheme.lookup(info.api_group, info.api_version, info.resource)
         offers_protobuf = resource is None or _protobuf_asked(accept, resource, info)
         try:
             output = negotiate_output(accept, allow_transform=False, protobuf=offers_protobuf)
@@ -131,12 +199,12 @@ class APIServerApp:
         return handlers.encode(exc.code, status, output)
 
     async def _resource(self, request: Request, info: RequestInfo, context: RequestContext) -> Any:
-        server = self.server
-        if server.stopping.is_set() and info.verb != "watch":
+        config = self.config
+        if config.stopping.is_set() and info.verb != "watch":
             # Upstream's WithWaitGroup: once shutdown has begun, requests that still arrive
             # on open connections are told to retry (another server, or this one restarted).
             raise _SHUTTING_DOWN
-        resource = server.scheme.lookup(info.api_group, info.api_version, info.resource)
+        resource = config.scheme.lookup(info.api_group, info.api_version, info.resource)
         if resource is None:
             raise _NOT_FOUND
         if info.subresource and info.subresource not in resource.subresources_of(info.api_version):
@@ -147,22 +215,22 @@ class APIServerApp:
         handler = verbs.get(info.verb)
         if handler is None or not _route_allows(resource, info):
             raise _METHOD_NOT_ALLOWED
-        deprecation = server.scheme.deprecation(resource, info.api_version)
+        deprecation = config.scheme.deprecation(resource, info.api_version)
         if deprecation is not None:
             self._record_deprecated(info, deprecation, context)
         accept = request.headers.get("accept")
         output = negotiate_output(accept, protobuf=_protobuf_asked(accept, resource, info))
         scope = handlers.RequestScope(
-            scheme=server.scheme,
-            store=server.store_for(resource, info.api_version),
+            scheme=config.scheme,
+            store=config.store_for(resource, info.api_version),
             resource=resource,
             version=info.api_version,
             namespace=(info.namespace or None) if resource.namespaced else None,
             name=info.name,
             subresource=info.subresource,
             output=output,
-            bookmark_interval=server.config.bookmark_interval,
-            stopping=server.stopping,
+            bookmark_interval=config.bookmark_interval,
+            stopping=config.stopping,
         )
         return await handler(scope, request)
 
@@ -177,7 +245,7 @@ class APIServerApp:
         removed_release = deprecation.removed_release
         self.metrics.record_deprecated(info, removed_release)
         context.warning_recorder.add_warning(deprecation.warning)
-        if self.server.audit is not None:
+        if self.config.audit is not None:
             context.audit_annotations[DEPRECATED_ANNOTATION] = "true"
             if removed_release:
                 context.audit_annotations[REMOVED_RELEASE_ANNOTATION] = removed_release
@@ -194,10 +262,10 @@ class APIServerApp:
                     "the server does not allow this method on the requested resource",
                 )
             )
-        server = self.server
+        config = self.config
         parts = path.strip("/").split("/")
         if parts[0] in ("healthz", "livez", "readyz"):
-            checks = server.health[parts[0]]
+            checks = config.health[parts[0]]
             code, text = await checks.run(request.query, "/".join(parts[1:]))
             return Response(
                 code,
@@ -206,7 +274,7 @@ class APIServerApp:
                 [(b"x-content-type-options", b"nosniff")],
             )
         if path == "/version":
-            return _json(server.version_info())
+            return _json(config.version_info())
         if path == "/metrics":
             return Response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
         if path in ("/api", "/apis"):
@@ -214,19 +282,19 @@ class APIServerApp:
             if aggregated is not None:
                 return aggregated
         if path == "/api":
-            return _json(discovery.api_versions(server.address))
+            return _json(discovery.api_versions(config.address))
         if path == "/apis":
-            return _json(discovery.api_group_list(server.scheme))
+            return _json(discovery.api_group_list(config.scheme))
         if parts[0] == "openapi":
-            return await server.openapi.serve(request, parts[1:])
+            return await config.openapi.serve(request, parts[1:])
         if parts[0] == "api" and len(parts) == 2:
-            body = discovery.api_resource_list(server.scheme, "", parts[1])
+            body = discovery.api_resource_list(config.scheme, "", parts[1])
         elif parts[0] == "apis" and len(parts) == 2:
-            body = discovery.api_group(server.scheme, parts[1])
+            body = discovery.api_group(config.scheme, parts[1])
             if body is not None:
                 body = {"kind": "APIGroup", "apiVersion": "v1", **body}
         elif parts[0] == "apis" and len(parts) == 3:
-            body = discovery.api_resource_list(server.scheme, parts[1], parts[2])
+            body = discovery.api_resource_list(config.scheme, parts[1], parts[2])
         else:
             body = None
         if body is None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
 from kapi.apimachinery import errors, field_errors
 from kapi.apimachinery.field_errors import Path
 from kapi.endpoints.handlers import (
@@ -44,6 +43,7 @@ from kapi.registry.fieldmanager.updater import Converter
 from kapi.runtime import patch, serializer
 from kapi.runtime.objects import Object, meta
 from kapi.runtime.scheme import GroupVersion
+from kapi.runtime.strategy import ScaleSubresource
 
 _PATCH_TYPES = (serializer.JSON_PATCH, serializer.MERGE_PATCH, serializer.APPLY_PATCH)
 #: What a write makes of the live Scale (which carries its managedFields): the new Scale
@@ -61,23 +61,23 @@ SCALE_FIELD_MANAGER = FieldManager(
 )
 
 
-def _spec(scope: RequestScope) -> ScaleSpec:
-    strategy = scope.store.strategy
-    assert isinstance(strategy, CustomResourceStrategy) and strategy.scale is not None
-    return strategy.scale
+def _spec(scope: RequestScope) -> ScaleSubresource:
+    spec = scope.store.strategy.scale
+    assert spec is not None
+    return spec
 
 
-def to_scale(obj: Object, spec: ScaleSpec) -> Object:
+def to_scale(obj: Object, spec: ScaleSubresource) -> Object:
     metadata = obj["metadata"]
     scale_meta = {
         k: metadata[k]
         for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
         if k in metadata
     }
-    replicas = ScaleSpec.get(obj, spec.spec_replicas)
-    status: Object = {"replicas": ScaleSpec.get(obj, spec.status_replicas) or 0}
+    replicas = spec.get(obj, spec.spec_replicas)
+    status: Object = {"replicas": spec.get(obj, spec.status_replicas) or 0}
     if spec.label_selector:
-        selector = ScaleSpec.get(obj, spec.label_selector)
+        selector = spec.get(obj, spec.label_selector)
         if isinstance(selector, str) and selector:
             status["selector"] = selector
     return {
@@ -170,7 +170,7 @@ async def _write(scope: RequestScope, write: ScaleWrite, dry_run: bool) -> Respo
         if scale_entries is not None:
             live["metadata"]["managedFields"] = scale_entries
         scale = await write(live)
-        ScaleSpec.set(obj, spec.spec_replicas, _replicas(scale))
+        spec.set(obj, spec.spec_replicas, _replicas(scale))
         wanted_rv = _metadata(scale).get("resourceVersion")
         if wanted_rv and wanted_rv != current["metadata"].get("resourceVersion"):
             obj["metadata"]["resourceVersion"] = wanted_rv
@@ -190,7 +190,7 @@ async def _write(scope: RequestScope, write: ScaleWrite, dry_run: bool) -> Respo
     return encode(200, to_scale(updated, spec), scope.output)
 
 
-def _replicas_paths(scope: RequestScope, spec: ScaleSpec) -> ResourcePathMappings:
+def _replicas_paths(scope: RequestScope, spec: ScaleSubresource) -> ResourcePathMappings:
     """The replicas path of every version of the resource.
 
     Each version could name its own; kapi knows the request version's, and takes it

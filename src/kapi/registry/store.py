@@ -19,17 +19,17 @@ from typing import Any
 
 import orjson
 
-from kapi.admission.chain import AdmissionChain
-from kapi.admission.interface import Attributes, Operation
 from kapi.apimachinery import errors, field_errors, validation
 from kapi.apimachinery.field_errors import Path
+from kapi.registry.admission import Admission, Attributes, Operation
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.predicate import SelectionPredicate
-from kapi.registry.strategy import METADATA, Strategy, SubresourceStrategy
+from kapi.registry.strategy import METADATA, SubresourceStrategy
 from kapi.request import current as current_request
 from kapi.runtime.objects import Object, deep_copy, meta, new_uid, now_rfc3339
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
+from kapi.runtime.strategy import ResourceStrategy
 from kapi.storage.interface import (
     ConflictError,
     EventType,
@@ -101,17 +101,17 @@ class Store:
         resource: Resource,
         storage: Storage,
         scheme: Scheme,
-        admission: AdmissionChain | None = None,
+        admission: Admission | None = None,
         *,
         version: str | None = None,
-        strategy: Strategy | None = None,
+        strategy: ResourceStrategy | None = None,
         ttl: int = 0,
         declarative: DeclarativeValidation | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
         self.scheme = scheme
-        self.strategy: Strategy = strategy or resource.strategy
+        self.strategy: ResourceStrategy = strategy or resource.strategy
         self.subresource_strategies = {
             name: SubresourceStrategy(self.strategy, name, path)
             for name, path in self.strategy.subresource_fields.items()

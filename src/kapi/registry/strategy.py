@@ -13,12 +13,17 @@ from typing import Any
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.runtime.objects import Object, deep_copy
+from kapi.runtime.strategy import ResourceStrategy, ScaleSubresource
 
 METADATA = Path("metadata")
 
 
 class Strategy:
-    """Defaults that suit a plain namespaced kind; kinds override what differs."""
+    """Defaults that suit a plain namespaced kind; kinds override what differs.
+
+    It implements :class:`~kapi.runtime.strategy.ResourceStrategy`, the interface
+    a :class:`~kapi.runtime.scheme.Resource` holds its strategy by.
+    """
 
     #: Whether ``metadata.generation`` is kept (set to 1 on create, bumped on spec changes).
     has_generation: bool = False
@@ -34,6 +39,8 @@ class Strategy:
     #: Objects are deleted ``--event-ttl`` after their last create or update
     #: (upstream sets ``TTLFunc`` on the event registry alone).
     expires_after_event_ttl: bool = False
+    #: The ``/scale`` subresource's replica paths (custom resources declaring one).
+    scale: ScaleSubresource | None = None
 
     @staticmethod
     def validate_name(name: str, prefix: bool) -> list[str]:
@@ -94,7 +101,7 @@ class SubresourceStrategy:
     upstream's status strategies do; managed fields follow the request.
     """
 
-    def __init__(self, main: Strategy, name: str, path: tuple[str, ...]) -> None:
+    def __init__(self, main: ResourceStrategy, name: str, path: tuple[str, ...]) -> None:
         self.main = main
         self.name = name
         self.path = path

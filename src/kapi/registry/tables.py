@@ -1,31 +1,18 @@
 """Server-side printing: a resource's columns for ``meta.k8s.io/v1`` ``Table``.
 
 Each built-in resource declares its upstream columns once; the endpoints turn
-them into Table responses for ``kubectl get``.
+them into Table responses for ``kubectl get``.  A :class:`Column` is defined
+with the :class:`~kapi.runtime.scheme.Resource` that carries it
+(:mod:`kapi.runtime.columns`); the cells and default columns are here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selector
+from kapi.runtime.columns import Column
 from kapi.runtime.objects import Object
-
-
-@dataclass(frozen=True)
-class Column:
-    """One ``TableColumnDefinition`` and how to compute its cell."""
-
-    name: str
-    type: str
-    description: str
-    cell: Callable[[Object], Any]
-    format: str = ""
-    #: 0 for the default view, 1 for ``-o wide``.
-    priority: int = 0
 
 
 def age(obj: Object) -> str:

@@ -12,15 +12,13 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from kapi.runtime.columns import Column
 from kapi.runtime.objects import Object
 from kapi.runtime.schema import Struct
+from kapi.runtime.strategy import ResourceStrategy
 from kapi.version import Version
-
-if TYPE_CHECKING:
-    from kapi.registry.strategy import Strategy
-    from kapi.registry.tables import Column
 
 Converter = Callable[[Object], Object]
 Defaulter = Callable[[Object], None]
@@ -170,7 +168,7 @@ class Resource:
     versions: dict[str, ResourceVersion]
     hub_version: str
     storage_version: str
-    strategy: Strategy
+    strategy: ResourceStrategy
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()

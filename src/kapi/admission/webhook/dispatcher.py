@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kapi.admission.interface import Attributes
-from kapi.admission.namespace_lifecycle import get_namespace
+from kapi.admission.namespace_lifecycle import NamespaceGetter
 from kapi.admission.webhook.review import (
     AdmissionResponse,
     InvalidResponse,
@@ -35,11 +35,8 @@ from kapi.apis.admissionregistration_v1 import GROUP as ADMISSIONREGISTRATION
 from kapi.request import add_warning
 from kapi.request import current as current_request
 from kapi.runtime.objects import Object, deep_copy
-from kapi.runtime.scheme import GroupVersion, Resource, version_priority_key
-from kapi.webhook import WebhookError
-
-if TYPE_CHECKING:
-    from kapi.server import APIServer
+from kapi.runtime.scheme import GroupVersion, Resource, Scheme, version_priority_key
+from kapi.webhook import WebhookClientManager, WebhookError
 
 NO_SIDE_EFFECTS = ("None", "NoneOnDryRun")
 
@@ -77,12 +74,24 @@ class Invocation:
 
 
 class Dispatcher:
-    """What mutating and validating webhook admission share."""
+    """What mutating and validating webhook admission share.
+
+    Given the scheme (served versions, conversion), the webhook clients and a
+    namespace getter (for ``namespaceSelector``), as upstream's plugin
+    initializers hand its webhook plugins what they need.
+    """
 
     mutating: bool
 
-    def __init__(self, server: APIServer) -> None:
-        self.server = server
+    def __init__(
+        self,
+        scheme: Scheme,
+        webhook_clients: WebhookClientManager,
+        get_namespace: NamespaceGetter,
+    ) -> None:
+        self.scheme = scheme
+        self.webhook_clients = webhook_clients
+        self.get_namespace = get_namespace
 
     # -- matching ---------------------------------------------------------------------
 
@@ -121,7 +130,7 @@ class Dispatcher:
         return GroupVersion.parse(api_version).version if api_version else a.resource.hub_version
 
     def _equivalent_versions(self, resource: Resource) -> list[str]:
-        served = [v for v in resource.versions if self.server.scheme.served(resource, v)]
+        served = [v for v in resource.versions if self.scheme.served(resource, v)]
         return sorted(served, key=version_priority_key)
 
     async def invocation(
@@ -151,7 +160,7 @@ class Dispatcher:
 
     async def _namespace_labels(self, name: str) -> dict[str, str]:
         """The stored namespace's labels; a missing namespace fails the request (404)."""
-        namespace = await get_namespace(self.server, name)
+        namespace = await self.get_namespace(name)
         return dict(namespace["metadata"].get("labels") or {})
 
     async def invocations(
@@ -177,8 +186,8 @@ class Dispatcher:
             if resource.converter is not None:
                 api_version = GroupVersion(resource.group, dst).api_version
                 return await resource.converter.convert_object(obj, api_version)
-            hub = await self.server.scheme.to_hub(resource, obj, src)
-            return await self.server.scheme.from_hub(resource, deep_copy(hub), dst)
+            hub = await self.scheme.to_hub(resource, obj, src)
+            return await self.scheme.from_hub(resource, deep_copy(hub), dst)
         except errors.StatusError:
             raise
         except Exception as err:
@@ -208,7 +217,7 @@ class Dispatcher:
         old = await self.convert(a.resource, a.old_object, source_version, invocation.version)
         uid, review = new_review(version, self._review_request(invocation, a, target, obj, old))
         try:
-            client = self.server.webhook_clients.client_for(hook.client_config)
+            client = self.webhook_clients.client_for(hook.client_config)
         except WebhookError as err:
             raise CallingError(hook.name, f"could not get REST client: {err}") from None
         try:

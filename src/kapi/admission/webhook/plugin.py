@@ -13,18 +13,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING
 
 import jsonpatch
 
 from kapi.admission.interface import Attributes
+from kapi.admission.namespace_lifecycle import NamespaceGetter
 from kapi.admission.webhook.dispatcher import CallingError, Dispatcher, Invocation
 from kapi.admission.webhook.rules import RequestTarget
 from kapi.admission.webhook.source import Webhook, WebhookSource
 from kapi.apimachinery import errors
-
-if TYPE_CHECKING:
-    from kapi.server import APIServer
+from kapi.runtime.scheme import Scheme
+from kapi.webhook import WebhookClientManager
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +31,14 @@ log = logging.getLogger(__name__)
 class MutatingWebhookAdmission(Dispatcher):
     mutating = True
 
-    def __init__(self, server: APIServer, source: WebhookSource) -> None:
-        super().__init__(server)
+    def __init__(
+        self,
+        scheme: Scheme,
+        webhook_clients: WebhookClientManager,
+        get_namespace: NamespaceGetter,
+        source: WebhookSource,
+    ) -> None:
+        super().__init__(scheme, webhook_clients, get_namespace)
         self.source = source
 
     async def admit(self, a: Attributes) -> None:
@@ -109,8 +114,14 @@ class MutatingWebhookAdmission(Dispatcher):
 class ValidatingWebhookAdmission(Dispatcher):
     mutating = False
 
-    def __init__(self, server: APIServer, source: WebhookSource) -> None:
-        super().__init__(server)
+    def __init__(
+        self,
+        scheme: Scheme,
+        webhook_clients: WebhookClientManager,
+        get_namespace: NamespaceGetter,
+        source: WebhookSource,
+    ) -> None:
+        super().__init__(scheme, webhook_clients, get_namespace)
         self.source = source
 
     async def validate(self, a: Attributes) -> None:
