@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable
 
 from kapi.admission.interface import Attributes, Operation
 from kapi.apimachinery import errors
+from kapi.apimachinery.unstructured import Object
 from kapi.apis.core_v1 import IMMORTAL_NAMESPACES
 from kapi.registry.informer import Informer
-from kapi.runtime.objects import Object
 
 #: Reads a namespace by name; raises the 404 ``StatusError`` of a missing one.
 NamespaceGetter = Callable[[str], Awaitable[Object]]

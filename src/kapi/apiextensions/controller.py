@@ -16,10 +16,11 @@ from typing import Any
 
 from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apimachinery import errors
+from kapi.apimachinery.unstructured import Object
 from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store
-from kapi.runtime.objects import Object, now_rfc3339
+from kapi.runtime.objects import now_rfc3339
 
 log = logging.getLogger(__name__)
 _NAME_FIELDS = ("plural", "singular", "kind", "listKind")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.apiextensions.webhook_converter import WebhookConverter
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 from kapi.runtime.scheme import GroupVersionKind, ObjectConverter
 from kapi.webhook import WebhookClientManager
 

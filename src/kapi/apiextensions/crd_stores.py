@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from kapi.apiextensions.resource import custom_resource
+from kapi.apimachinery.unstructured import Object
 from kapi.features import FeatureGate
 from kapi.registry.store import Store
-from kapi.runtime.objects import Object
 from kapi.runtime.scheme import Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.webhook import WebhookClientManager

@@ -16,11 +16,11 @@ from kapi.apiextensions.conversion import converter_for
 from kapi.apiextensions.jsonpath import JSONPath
 from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
 from kapi.apimachinery.field_errors import Path
+from kapi.apimachinery.unstructured import Object
 from kapi.features import FeatureGate
 from kapi.registry.tables import AGE, NAME, Column, since
 from kapi.runtime import pruning
 from kapi.runtime.meta import ObjectMeta
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import Field, Struct
 from kapi.runtime.scheme import Resource, ResourceVersion, version_priority_key
 from kapi.validation.cel import CELValidator

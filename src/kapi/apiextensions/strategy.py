@@ -13,9 +13,9 @@ from typing import Any
 from kapi.apiextensions.jsonpath import JSONPath
 from kapi.apimachinery import field_errors, validation
 from kapi.apimachinery.field_errors import FieldError, Path
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.request import current as current_request
-from kapi.runtime.objects import Object
 from kapi.validation.cel import CELValidator
 from kapi.validation.schema_validator import SchemaValidator
 

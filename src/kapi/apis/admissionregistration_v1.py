@@ -26,10 +26,10 @@ from kapi.apimachinery.field_errors import (
     not_supported,
     required,
 )
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import LabelSelector, kind_struct
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import BYTES, INT32, STRING, Field, List, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

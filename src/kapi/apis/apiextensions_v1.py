@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from kapi.apiextensions import validation as crd_validation
 from kapi.apimachinery.field_errors import FieldError, Path
+from kapi.apimachinery.unstructured import Object
 from kapi.features import FeatureGate
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import DEFAULT_COLUMNS
 from kapi.runtime.meta import Condition, kind_struct
-from kapi.runtime.objects import Object, now_rfc3339
+from kapi.runtime.objects import now_rfc3339
 from kapi.runtime.schema import BOOLEAN, BYTES, INT32, STRING, Field, List, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

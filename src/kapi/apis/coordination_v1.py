@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, forbidden, invalid, not_supported
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import kind_struct
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

@@ -23,10 +23,11 @@ from kapi.apimachinery.field_errors import (
     required,
     too_long,
 )
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import kind_struct
-from kapi.runtime.objects import Object, meta
+from kapi.runtime.objects import meta
 from kapi.runtime.schema import BOOLEAN, BYTES, STRING, Field, List, Map, Scalar, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

@@ -15,10 +15,10 @@ import ipaddress
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, first_of
 from kapi.runtime.meta import kind_struct
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import INT32, STRING, Field, List, Scalar, Struct
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

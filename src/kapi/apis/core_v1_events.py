@@ -22,12 +22,12 @@ from typing import Any
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, OrderedStruct, Path, invalid, required
+from kapi.apimachinery.unstructured import Object
 from kapi.apis.coordination_v1 import canonical_micro_time
 from kapi.registry.strategy import METADATA, Strategy
 from kapi.registry.tables import NAME, Column, short_duration
 from kapi.request import current as current_request
 from kapi.runtime.meta import kind_struct
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

@@ -21,6 +21,7 @@ from kapi.apimachinery.field_errors import (
     required,
     too_many,
 )
+from kapi.apimachinery.unstructured import Object
 from kapi.apis.core_v1_endpoints import (
     PROTOCOL_TCP,
     ObjectReference,
@@ -31,7 +32,6 @@ from kapi.apis.core_v1_endpoints import (
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, first_of
 from kapi.runtime.meta import kind_struct
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import BOOLEAN, INT32, STRING, Field, List, Map, Scalar, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

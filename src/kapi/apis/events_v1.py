@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_events
 from kapi.runtime.meta import kind_struct
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

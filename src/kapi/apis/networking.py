@@ -20,10 +20,10 @@ from typing import Any
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import kind_struct
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import INT32, STRING, Field, IntOrString, List, Scalar, Struct
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

@@ -26,10 +26,11 @@ from kapi.apimachinery.field_errors import (
     required,
     too_long,
 )
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import Condition, LabelSelector, kind_struct
-from kapi.runtime.objects import Object, deep_copy
+from kapi.runtime.objects import deep_copy
 from kapi.runtime.schema import INT32, INT64, Field, IntOrString, List, Map, Scalar, Struct, Time
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Resource, ResourceVersion
 from kapi.version import Version

@@ -14,6 +14,7 @@ from typing import Any, Generic, Self, TypeVar
 
 import httpx
 
+from kapi.apimachinery.unstructured import Object
 from kapi.client.config import ClientConfig
 from kapi.client.errors import error_from_response
 from kapi.client.kubeconfig import load_kubeconfig
@@ -21,7 +22,6 @@ from kapi.client.request import Request, ResourceType, Response, decode_body
 from kapi.client.resource import Resource
 from kapi.client.warnings import WarningHandler, WarningHeader, handle_warnings
 from kapi.client.watch import WatchEvent, decode_event
-from kapi.runtime.objects import Object
 
 #: Seconds allowed for connecting and for each read of an ordinary request; watches
 #: are exempt from the read limit, since they idle until something changes.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from kapi.apimachinery.unstructured import Object
 from kapi.endpoints.autoneg import parse_accept
 from kapi.endpoints.discovery import (
     DiscoveredResource,
@@ -31,7 +32,6 @@ from kapi.endpoints.discovery import (
 from kapi.endpoints.http import Request, Response
 from kapi.endpoints.scheme_cache import SchemeCache
 from kapi.runtime import serializer
-from kapi.runtime.objects import Object
 from kapi.runtime.scheme import Scheme
 from kapi.version import Version
 

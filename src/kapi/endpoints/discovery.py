@@ -14,7 +14,7 @@ import functools
 import hashlib
 from dataclasses import dataclass
 
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme, version_priority_key
 
 #: kube-aggregator's APIService priorities of built-in group versions:

@@ -25,6 +25,7 @@ from kapi.apimachinery.field_selector import parse_selector as parse_field_selec
 from kapi.apimachinery.gotext import go_json_kind
 from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
 from kapi.apimachinery.labels import parse_selector
+from kapi.apimachinery.unstructured import Object
 from kapi.apimachinery.validation import validate_field_manager
 from kapi.endpoints import tables
 from kapi.endpoints.http import Request, Response, StreamingResponse
@@ -34,7 +35,7 @@ from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import ListResult, Preconditions, Store
 from kapi.request import current as current_request
 from kapi.runtime import patch, protobuf, serializer
-from kapi.runtime.objects import Object, deep_copy, meta
+from kapi.runtime.objects import deep_copy, meta
 from kapi.runtime.pruning import DecodeTypeError, prune
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from kapi.apimachinery import errors, field_errors
 from kapi.apimachinery.field_errors import Path
+from kapi.apimachinery.unstructured import Object
 from kapi.endpoints.handlers import (
     RequestScope,
     apply_configuration,
@@ -41,7 +42,7 @@ from kapi.registry.fieldmanager.scalehandler import (
 from kapi.registry.fieldmanager.schema import declared_atom
 from kapi.registry.fieldmanager.updater import Converter
 from kapi.runtime import patch, serializer
-from kapi.runtime.objects import Object, meta
+from kapi.runtime.objects import meta
 from kapi.runtime.scheme import GroupVersion
 from kapi.runtime.strategy import ScaleSubresource
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from kapi.apimachinery.unstructured import Object
 from kapi.endpoints.negotiation import Output
 from kapi.registry.tables import DEFAULT_COLUMNS, Column
-from kapi.runtime.objects import Object
 
 
 def table_for(columns: tuple[Column, ...], items: list[Object], output: Output, rv: str) -> Object:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 
 if TYPE_CHECKING:
     from kapi.runtime.scheme import Resource

@@ -16,9 +16,9 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store
-from kapi.runtime.objects import Object
 
 log = logging.getLogger(__name__)
 

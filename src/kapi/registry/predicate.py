@@ -9,7 +9,7 @@ from typing import Any
 from kapi.apimachinery.field_selector import FieldSelector
 from kapi.apimachinery.gotext import go_sprint
 from kapi.apimachinery.labels import Selector
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,14 @@ import orjson
 
 from kapi.apimachinery import errors, field_errors, validation
 from kapi.apimachinery.field_errors import Path
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.admission import Admission, Attributes, Operation
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.strategy import METADATA, SubresourceStrategy
 from kapi.request import current as current_request
-from kapi.runtime.objects import Object, deep_copy, meta, new_uid, now_rfc3339
+from kapi.runtime.objects import deep_copy, meta, new_uid, now_rfc3339
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.storage.interface import (

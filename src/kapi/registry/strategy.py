@@ -12,7 +12,8 @@ from typing import Any
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path
-from kapi.runtime.objects import Object, deep_copy
+from kapi.apimachinery.unstructured import Object
+from kapi.runtime.objects import deep_copy
 from kapi.runtime.strategy import ResourceStrategy, ScaleSubresource
 
 METADATA = Path("metadata")

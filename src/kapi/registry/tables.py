@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selector
+from kapi.apimachinery.unstructured import Object
 from kapi.runtime.columns import Column
-from kapi.runtime.objects import Object
 
 
 def age(obj: Object) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 
 
 @dataclass(frozen=True)

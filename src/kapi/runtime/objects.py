@@ -8,10 +8,7 @@ from typing import Any
 
 import orjson
 
-#: A JSON object: a Kubernetes object as decoded, or any object within one.
-#: Defined here once: every module imports it from here, some under a name for its role
-#: (``JSON`` in runtime.schema, ``Schema`` in cel cost and cli explain: a schema as JSON).
-Object = dict[str, Any]
+from kapi.apimachinery.unstructured import Object
 
 
 def deep_copy(obj: Any) -> Any:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 from kapi.runtime.protobuf_messages import (
     BOOL,
     INT32,

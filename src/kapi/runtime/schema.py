@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kapi.runtime.objects import Object as JSON
+from kapi.apimachinery.unstructured import Object as JSON
 
 
 class Schema:

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+from kapi.apimachinery.unstructured import Object
 from kapi.runtime.columns import Column
-from kapi.runtime.objects import Object
 from kapi.runtime.schema import Struct
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.version import Version

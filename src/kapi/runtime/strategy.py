@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from kapi.apimachinery.field_errors import FieldError
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 
 
 class ScaleSubresource(Protocol):

@@ -31,10 +31,11 @@ from kapi.admission.webhook.selectors import (
 )
 from kapi.admission.webhook.source import MUTATING, VALIDATING, Webhook
 from kapi.apimachinery import errors
+from kapi.apimachinery.unstructured import Object
 from kapi.apis.admissionregistration_v1 import GROUP as ADMISSIONREGISTRATION
 from kapi.request import add_warning
 from kapi.request import current as current_request
-from kapi.runtime.objects import Object, deep_copy
+from kapi.runtime.objects import deep_copy
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme, version_priority_key
 from kapi.webhook import WebhookClientManager, WebhookError
 

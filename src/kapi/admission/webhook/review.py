@@ -17,7 +17,8 @@ from typing import Any
 
 from kapi.apimachinery.field_errors import go_quote
 from kapi.apimachinery.gotext import gvk_string
-from kapi.runtime.objects import Object, new_uid
+from kapi.apimachinery.unstructured import Object
+from kapi.runtime.objects import new_uid
 
 ADMISSION_GROUP = "admission.k8s.io"
 KNOWN_REVIEW_VERSIONS = ("v1", "v1beta1")

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kapi.apimachinery.labels import Selector, SelectorParseError, label_selector_as_selector
+from kapi.apimachinery.unstructured import Object
 from kapi.apis.admissionregistration_v1 import GROUP
 from kapi.registry.informer import Informer
 from kapi.registry.store import Store
-from kapi.runtime.objects import Object
 from kapi.webhook import WebhookClientConfig
 
 MUTATING = "mutatingwebhookconfigurations"

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 
+from kapi.apimachinery.unstructured import Object
 from kapi.cli.commands.manifests import each_manifest
 from kapi.cli.commands.resources import ResourceInfo
 from kapi.cli.commands.session import Session
 from kapi.client import NotFoundError
-from kapi.runtime.objects import Object
 from kapi.runtime.patch import merge_patch
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 
+from kapi.apimachinery.unstructured import Object
 from kapi.cli.commands.get import Target, namespace_for, parse_targets
 from kapi.cli.commands.manifests import each_manifest, success_line
 from kapi.cli.commands.resources import ResourceInfo
 from kapi.cli.commands.session import CommandError, Session
 from kapi.client import ApiError
-from kapi.runtime.objects import Object
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:

@@ -22,11 +22,11 @@ import argparse
 import re
 from typing import Any
 
+from kapi.apimachinery.unstructured import Object
 from kapi.cli.commands.get import namespace_for, parse_targets
 from kapi.cli.commands.printers import align, go_sprint
 from kapi.cli.commands.session import Session
 from kapi.client import ApiError
-from kapi.runtime.objects import Object
 
 #: Metadata fields printed in the header block, or not at all.
 _SKIPPED = {"managedFields", "name", "namespace", "labels", "annotations"}

@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from kapi.apimachinery.unstructured import Object as Schema
 from kapi.cli.commands.session import CommandError, Session
-from kapi.runtime.objects import Object as Schema
 
 #: kubectl wraps description lines at this many columns, indent included.
 _WRAP = 80

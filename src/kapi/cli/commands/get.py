@@ -14,11 +14,11 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from kapi.apimachinery.unstructured import Object
 from kapi.cli.commands import printers
 from kapi.cli.commands.resources import ResourceInfo
 from kapi.cli.commands.session import CommandError, Session
 from kapi.client import ApiError
-from kapi.runtime.objects import Object
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 OUTPUTS = ("wide", "yaml", "json", "name")

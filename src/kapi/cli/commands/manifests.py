@@ -15,10 +15,10 @@ from pathlib import Path
 
 import yaml
 
+from kapi.apimachinery.unstructured import Object
 from kapi.cli.commands.resources import ResourceInfo, UnknownResourceError
 from kapi.cli.commands.session import CommandError, Session
 from kapi.client import ApiError
-from kapi.runtime.objects import Object
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _EXTENSIONS = (".json", ".yaml", ".yml")

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 
 #: Go's ``tabwriter`` padding as kubectl configures it.
 _PADDING = 3

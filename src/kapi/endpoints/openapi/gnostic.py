@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 from kapi.runtime.protowire import MessageWriter
 
 Encoder = Callable[[MessageWriter, int, Any], None]

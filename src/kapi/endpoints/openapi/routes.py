@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kapi.apimachinery.unstructured import Object
 from kapi.endpoints.discovery import resource_verbs
 from kapi.endpoints.openapi.meta import (
     APIResourceList,
@@ -24,7 +25,6 @@ from kapi.endpoints.openapi.meta import (
     WatchEvent,
 )
 from kapi.runtime import serializer
-from kapi.runtime.objects import Object
 from kapi.runtime.scheme import GroupVersion, Resource
 
 QUERY, PATH, BODY = "query", "path", "body"

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 import orjson
 
 from kapi.apimachinery import errors
+from kapi.apimachinery.unstructured import Object
 from kapi.endpoints.autoneg import parse_accept
 from kapi.endpoints.discovery import is_custom, ordered_groups
 from kapi.endpoints.http import Request, Response
@@ -41,7 +42,6 @@ from kapi.endpoints.scheme_cache import SchemeCache
 from kapi.endpoints.servecontent import serve_content
 from kapi.runtime import schema, serializer
 from kapi.runtime.meta import ListMeta, ObjectMeta, list_struct
-from kapi.runtime.objects import Object
 from kapi.runtime.scheme import Resource, Scheme
 
 _REF_PREFIX = "#/components/schemas/"

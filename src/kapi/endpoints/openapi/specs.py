@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kapi.apimachinery.unstructured import Object
 from kapi.endpoints.openapi.routes import Route
-from kapi.runtime.objects import Object
 
 
 @dataclass(frozen=True)

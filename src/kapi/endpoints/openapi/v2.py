@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from kapi.apimachinery.unstructured import Object
 from kapi.endpoints.autoneg import parse_accept
 from kapi.endpoints.http import Request, Response
 from kapi.endpoints.openapi.gnostic import encode_document
@@ -42,7 +43,6 @@ from kapi.endpoints.openapi.routes import (
 )
 from kapi.endpoints.openapi.specs import Specs
 from kapi.endpoints.servecontent import not_modified, serve_content
-from kapi.runtime.objects import Object
 
 JSON = "application/json"
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"

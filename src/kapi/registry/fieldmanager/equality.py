@@ -9,7 +9,7 @@ nor its timestamps move.
 
 from __future__ import annotations
 
-from kapi.runtime.objects import Object
+from kapi.apimachinery.unstructured import Object
 
 
 def keep_unchanged_timestamps(new: Object, old: Object) -> None:

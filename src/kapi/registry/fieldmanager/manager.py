@@ -31,6 +31,7 @@ from typing import Any
 
 from kapi.apimachinery import errors
 from kapi.apimachinery.field_errors import go_json
+from kapi.apimachinery.unstructured import Object
 from kapi.apimachinery.validation import (
     FIELD_MANAGER_MAX_LENGTH,
     TOTAL_ANNOTATION_SIZE_LIMIT_B,
@@ -55,7 +56,7 @@ from kapi.registry.fieldmanager.updater import (
     TypedValue,
     Updater,
 )
-from kapi.runtime.objects import Object, now_rfc3339
+from kapi.runtime.objects import now_rfc3339
 
 log = logging.getLogger(__name__)
 

@@ -8,12 +8,13 @@ through ``/status``), and its converter is the resource's own conversion.
 
 from __future__ import annotations
 
+from kapi.apimachinery.unstructured import Object
 from kapi.registry.fieldmanager.fieldpath import FieldSet, field_element
 from kapi.registry.fieldmanager.manager import FieldManager, FieldManagerError
 from kapi.registry.fieldmanager.schema import Atom, declared_atom, openapi_atom
 from kapi.registry.fieldmanager.updater import Converter
 from kapi.runtime.meta import ObjectMeta
-from kapi.runtime.objects import Object, deep_copy
+from kapi.runtime.objects import deep_copy
 from kapi.runtime.schema import Struct
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 

@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable
 from typing import Final
 
-from kapi.runtime.objects import Object as Schema
+from kapi.apimachinery.unstructured import Object as Schema
 from kapi.validation.cel import checked, library
 from kapi.validation.cel.checked import Node
 
