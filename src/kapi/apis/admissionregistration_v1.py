@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kapi.apiextensions.validation import validate_webhook_service, validate_webhook_url
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import (
     FieldError,
@@ -32,6 +31,7 @@ from kapi.runtime.meta import LabelSelector, kind_struct
 from kapi.runtime.schema import BYTES, INT32, STRING, Field, List, Struct
 from kapi.runtime.scheme import Lifecycle, Object, Resource, ResourceVersion
 from kapi.version import Version
+from kapi.webhook import validate_webhook_service, validate_webhook_url
 
 GROUP = "admissionregistration.k8s.io"
 _P = "io.k8s.api.admissionregistration.v1"
