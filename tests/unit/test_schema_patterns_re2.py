@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kapi.apimachinery.field_errors import go_quote
+from kapi.apimachinery.gotext import go_quote
 from kapi.apis.crd_validation import validate_crd
 from kapi.validation import regexp
 from kapi.validation import schema_validator as sv

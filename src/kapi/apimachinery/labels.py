@@ -17,10 +17,10 @@ from kapi.apimachinery.field_errors import (
     Path,
     aggregate_message,
     child_of,
-    go_quote,
     invalid,
     not_supported,
 )
+from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.validation import is_qualified_name, is_valid_label_value
 
 # selection.Operator values.

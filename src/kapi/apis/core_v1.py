@@ -18,11 +18,11 @@ from kapi.apimachinery.field_errors import (
     FieldError,
     Path,
     forbidden,
-    go_quote,
     invalid,
     required,
     too_long,
 )
+from kapi.apimachinery.gotext import go_quote
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import kind_struct

@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field_errors import FieldError, OrderedStruct, Path, invalid, required
+from kapi.apimachinery.field_errors import FieldError, Path, invalid, required
+from kapi.apimachinery.gotext import OrderedStruct
 from kapi.apis.coordination_v1 import canonical_micro_time
 from kapi.registry.strategy import METADATA, Strategy
 from kapi.registry.tables import NAME, Column, short_duration

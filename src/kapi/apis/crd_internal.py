@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any, Final
 
-from kapi.apimachinery.field_errors import OrderedStruct
+from kapi.apimachinery.gotext import OrderedStruct
 
 # --- accessors: the wire form is JSON, so tolerate wrong types ------------------------------
 

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from kapi.apimachinery import field_errors
 from kapi.apimachinery.field_errors import FieldError, Path
+from kapi.apimachinery.gotext import go_len, go_quote
 from kapi.apimachinery.validation import (
     is_dns1035_label,
     is_dns1123_subdomain,
@@ -70,11 +71,6 @@ _STRATEGIES: Final = ("None", "Webhook")
 _SPEC: Final = Path("spec")
 _STATUS: Final = Path("status")
 _ANNOTATIONS: Final = Path("metadata", "annotations")
-
-
-def _go_len(s: str) -> int:
-    """Go ``len``: UTF-8 bytes (lone surrogates count as Go's 3-byte U+FFFD)."""
-    return len(s.encode("utf-8", "surrogatepass"))
 
 
 # --- schema walks ------------------------------------------------------------------------
@@ -515,7 +511,7 @@ def _deprecation_warning_errors(deprecated: bool, warning: Any) -> list[str]:
     if not isinstance(warning, str):
         return []
     messages = []
-    if _go_len(warning) > MAX_DEPRECATION_WARNING_BYTES:
+    if go_len(warning) > MAX_DEPRECATION_WARNING_BYTES:
         messages.append(f"must be <= {MAX_DEPRECATION_WARNING_BYTES} characters long")
     if not warning:
         messages.append("must not be an empty string")
@@ -528,7 +524,7 @@ def _deprecation_warning_errors(deprecated: bool, warning: Any) -> list[str]:
                 f"non-printable character found at index {offset}"
             )
             break
-        offset += _go_len(ch)
+        offset += go_len(ch)
     return messages
 
 
@@ -897,12 +893,12 @@ def _is_protected_community_group(group: str) -> bool:
 
 def _api_approval_state(annotation: str) -> tuple[str, str]:
     """Upstream ``apihelpers.GetAPIApprovalState``: (state, reason)."""
-    key = field_errors.go_quote(KUBE_API_APPROVED_ANNOTATION)
+    key = go_quote(KUBE_API_APPROVED_ANNOTATION)
     see = "see https://github.com/kubernetes/enhancements/pull/1111"
     if not annotation:
         return "missing", f"protected groups must have approval annotation {key}, {see}"
     if annotation.startswith("unapproved"):
-        return "bypassed", f"not approved: {field_errors.go_quote(annotation)}"
+        return "bypassed", f"not approved: {go_quote(annotation)}"
     parts = urlsplit(annotation)
     if (
         parts.scheme

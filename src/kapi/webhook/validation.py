@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from kapi.apimachinery import field_errors
 from kapi.apimachinery.field_errors import FieldError, Path
+from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.validation import inclusive_range_error, is_dns1123_subdomain
 
 _URL_FORM: Final = "; desired format: https://host[/path]"
@@ -49,9 +50,9 @@ def validate_webhook_url(path: Path, url: str, *, force_https: bool) -> list[Fie
 def _go_url_parse_error(url: str) -> str:
     """The ``url.Parse`` failures worth reporting: control characters and a bare ``:scheme``."""
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
-        return f"parse {field_errors.go_quote(url)}: net/url: invalid control character in URL"
+        return f"parse {go_quote(url)}: net/url: invalid control character in URL"
     if url.startswith(":"):
-        return f"parse {field_errors.go_quote(url)}: missing protocol scheme"
+        return f"parse {go_quote(url)}: missing protocol scheme"
     return ""
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from kapi.apimachinery.field_errors import go_format_float, go_json, go_quote
+from kapi.apimachinery.gotext import go_format_float, go_json, go_quote
 
 PathElement = str
 Path = tuple[PathElement, ...]

@@ -18,7 +18,8 @@ from typing import Any, Final
 from cel_expr_python import cel
 
 from kapi.apimachinery import field_errors
-from kapi.apimachinery.field_errors import ErrorType, FieldError, Path, go_quote
+from kapi.apimachinery.field_errors import ErrorType, FieldError, Path
+from kapi.apimachinery.gotext import go_quote
 from kapi.validation.cel import checked, cost, library, strformat
 from kapi.validation.structural import rule_errors
 

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from cel_expr_python import cel
 
-from kapi.apimachinery.field_errors import go_format_float, go_quote
+from kapi.apimachinery.gotext import GO_SHORT_ESCAPES, go_format_float, go_quote
 from kapi.validation.cel import checked
 
 _DEFAULT_PRECISION: Final = 6
@@ -418,19 +418,7 @@ def quote(s: str) -> str:
     return '"' + s.translate(_QUOTE_ESCAPES) + '"'
 
 
-_QUOTE_ESCAPES: Final = str.maketrans(
-    {
-        "\a": "\\a",
-        "\b": "\\b",
-        "\f": "\\f",
-        "\n": "\\n",
-        "\r": "\\r",
-        "\t": "\\t",
-        "\v": "\\v",
-        "\\": "\\\\",
-        '"': '\\"',
-    }
-)
+_QUOTE_ESCAPES: Final = str.maketrans({**GO_SHORT_ESCAPES, "\\": "\\\\", '"': '\\"'})
 
 
 def join(items: list[Any], separator: str = "") -> str:
