@@ -11,6 +11,8 @@ once a document has failed to parse.
 
 from __future__ import annotations
 
+import re
+
 from kapi.apimachinery.gotext import go_quote
 
 
@@ -19,6 +21,10 @@ class _JSONSyntaxError(ValueError):
 
 
 _JSON_SPACE = b" \t\r\n"
+#: Runs the scanner takes a byte at a time, matched in one step: they cannot fail.
+_SPACE_RUN = re.compile(rb"[ \t\r\n]*")
+_STRING_RUN = re.compile(rb'[^"\\\x00-\x1f]*')
+_DIGIT_RUN = re.compile(rb"[0-9]*")
 _DIGITS = b"0123456789"
 _HEX = b"0123456789abcdefABCDEF"
 _ESCAPES = b'"\\/bfnrt'
@@ -41,6 +47,13 @@ def _invalid_char(c: int, context: str) -> _JSONSyntaxError:
     return _JSONSyntaxError(f"invalid character {_quote_char(c)} {context}")
 
 
+def _skip(run: re.Pattern[bytes], data: bytes, pos: int) -> int:
+    """Where the run of ``run`` starting at ``pos`` ends (every run may be empty)."""
+    match = run.match(data, pos)
+    assert match is not None
+    return match.end()
+
+
 def _at(data: bytes, pos: int) -> int:
     """The byte at ``pos``; past the end, a space, which is what Go's scanner feeds at EOF."""
     return data[pos] if pos < len(data) else 0x20
@@ -48,7 +61,7 @@ def _at(data: bytes, pos: int) -> int:
 
 def _scan_string(data: bytes, pos: int) -> int:
     pos += 1
-    while pos < len(data):
+    while (pos := _skip(_STRING_RUN, data, pos)) < len(data):
         c = data[pos]
         if c == ord('"'):
             return pos + 1
@@ -71,9 +84,7 @@ def _scan_string(data: bytes, pos: int) -> int:
 def _scan_digits(data: bytes, pos: int, context: str) -> int:
     if _at(data, pos) not in _DIGITS:
         raise _invalid_char(_at(data, pos), context)
-    while _at(data, pos) in _DIGITS:
-        pos += 1
-    return pos
+    return _skip(_DIGIT_RUN, data, pos)
 
 
 def _scan_number(data: bytes, pos: int) -> int:
@@ -116,8 +127,7 @@ def _check_json(data: bytes) -> None:
     state = "value"  # value | value_or_end | key | key_or_end | colon | next
     pos = 0
     while True:
-        while pos < len(data) and data[pos] in _JSON_SPACE:
-            pos += 1
+        pos = _skip(_SPACE_RUN, data, pos)
         if pos == len(data):
             if state == "next" and not stack:
                 return

@@ -335,41 +335,10 @@ def _trim(value: float) -> str:
     return f"{value:.9f}".rstrip("0").rstrip(".")
 
 
-# --- kinds and errors ---------------------------------------------------------------------
+# --- group, version and kind --------------------------------------------------------------
 
 
 def gvk_string(api_version: str, kind: str) -> str:
     """``schema.GroupVersionKind.String()``: ``example.com/v1, Kind=Foo``; ``/v1, Kind=Foo``."""
     group_version = api_version if "/" in api_version else f"/{api_version}"
     return f"{group_version}, Kind={kind}"
-
-
-def _quote_char(char: str) -> str:
-    """Go's ``quoteChar`` in encoding/json syntax errors."""
-    if char == "'":
-        return "'\\''"
-    if char == '"':
-        return "'\"'"
-    if char.isprintable():
-        return f"'{char}'"
-    return "'" + json.dumps(char)[1:-1] + "'"
-
-
-def json_syntax_error(err: json.JSONDecodeError) -> str:
-    """encoding/json's text for the common syntax errors, Python's for the rest."""
-    if err.pos >= len(err.doc.rstrip()):
-        return "unexpected end of JSON input"
-    char = _quote_char(err.doc[err.pos])
-    context = _SYNTAX_CONTEXT.get(err.msg, err.msg)
-    return f"invalid character {char} {context}"
-
-
-#: Python's decoder messages and the context encoding/json names instead.
-_SYNTAX_CONTEXT = {
-    "Expecting value": "looking for beginning of value",
-    "Extra data": "after top-level value",
-    "Expecting property name enclosed in double quotes": (
-        "looking for beginning of object key string"
-    ),
-    "Expecting ':' delimiter": "after object key",
-}
