@@ -388,21 +388,31 @@ class Store:
 
     def _validate_create(self, obj: Object) -> None:
         metadata = obj["metadata"]
-        errs = self.strategy.validate(obj)
-        self._compare_declared(obj, errs)
-        if not errs:
-            errs = validation.validate_object_meta(
-                metadata,
-                namespaced=self.resource.namespaced,
-                name_validator=self.strategy.validate_name,
-                path=METADATA,
-            )
+        errs = self._finish_validation(obj, self.strategy.validate(obj))
         if errs:
             raise errors.invalid(
                 self.resource.kind, self.resource.group, metadata.get("name", ""), errs
             )
         self._warn(self.strategy.warnings_on_create(obj))
         self.strategy.canonicalize(obj)
+
+    def _finish_validation(
+        self, obj: Object, errs: list[field_errors.FieldError]
+    ) -> list[field_errors.FieldError]:
+        """A write's errors: the strategy's ``errs`` if any, else ObjectMeta's.
+
+        Create and update both end this way; ``errs`` are also compared with the
+        built-in declaration (shadow mode) first.
+        """
+        self._compare_declared(obj, errs)
+        if errs:
+            return errs
+        return validation.validate_object_meta(
+            obj["metadata"],
+            namespaced=self.resource.namespaced,
+            name_validator=self.strategy.validate_name,
+            path=METADATA,
+        )
 
     def _compare_declared(self, obj: Object, handwritten: list[field_errors.FieldError]) -> None:
         """Declarative validation in shadow mode: counted when it differs, never answered."""
@@ -508,15 +518,7 @@ class Store:
         if sub_strategy is not None:
             errs += sub_strategy.validate_update(new, old)
         else:
-            errs = self.strategy.validate_update(new, old) + errs
-            self._compare_declared(new, errs)
-            if not errs:
-                errs = validation.validate_object_meta(
-                    metadata,
-                    namespaced=self.resource.namespaced,
-                    name_validator=self.strategy.validate_name,
-                    path=METADATA,
-                )
+            errs = self._finish_validation(new, self.strategy.validate_update(new, old) + errs)
         if errs:
             raise errors.invalid(self.resource.kind, self.resource.group, metadata["name"], errs)
         if sub_strategy is None:
