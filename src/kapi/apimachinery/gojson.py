@@ -122,7 +122,7 @@ def _scan_scalar(data: bytes, pos: int) -> int:
 
 
 def _check_json(data: bytes) -> None:
-    """Go's ``checkValid``: the first syntax error, with the scanner's exact text."""
+    """Go's ``checkValid``: raises the first syntax error, with the scanner's exact text."""
     stack: list[int] = []  # the open brackets
     state = "value"  # value | value_or_end | key | key_or_end | colon | next
     pos = 0
@@ -169,11 +169,12 @@ def _check_json(data: bytes) -> None:
 
 def syntax_error(data: bytes) -> str | None:
     """The syntax error ``encoding/json`` reports for ``data``, or None when it is valid JSON."""
+    error = None
     try:
         _check_json(data)
     except _JSONSyntaxError as exc:
-        return str(exc)
-    return None
+        error = str(exc)
+    return error
 
 
 def unmarshal_map_error(data: bytes) -> str | None:
