@@ -110,6 +110,15 @@ def go_format_float(f: float) -> str:
     return _fmt_f(f < 0, ds, dp)
 
 
+def go_format_fixed(f: float, precision: int = 6) -> str:
+    """Go ``%.<precision>f`` of a float64 (default ``%f``); ``NaN``, ``+Inf``, ``-Inf`` as Go."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    return f"{f:.{precision}f}"
+
+
 def go_json_float(f: float) -> str:
     """A float64 as Go ``encoding/json`` writes it (ES6-like, ``1e-7`` not ``1e-07``)."""
     special = _special_float(f)
