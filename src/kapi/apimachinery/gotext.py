@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
@@ -243,6 +243,11 @@ def go_sharp_v(value: Any) -> str:
     if isinstance(value, list):
         return "[]interface {}{" + ", ".join(go_sharp_v(x) for x in value) + "}"
     return str(value)
+
+
+def go_sharp_v_strings(values: Iterable[str]) -> str:
+    """``%#v`` of a ``[]string``: ``[]string{"a", "b"}``."""
+    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
 
 
 # --- durations -----------------------------------------------------------------------------

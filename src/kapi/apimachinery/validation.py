@@ -15,7 +15,7 @@ as Go's ``len`` does. Maps are walked in insertion order (Go's is random).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kapi.apimachinery.field_errors import (
@@ -26,7 +26,7 @@ from kapi.apimachinery.field_errors import (
     required,
     too_long,
 )
-from kapi.apimachinery.gotext import OrderedStruct, go_len, go_quote
+from kapi.apimachinery.gotext import OrderedStruct, go_len, go_quote, go_sharp_v_strings
 
 NameValidator = Callable[[str, bool], list[str]]
 """``ValidateNameFunc``: (name, prefix) -> messages; prefix is True for generateName."""
@@ -428,11 +428,6 @@ def validate_finalizers(finalizers: Sequence[str] | None, path: Path) -> list[Fi
     return errs
 
 
-def _go_string_slice(values: Iterable[str]) -> str:
-    """``%#v`` of a ``[]string``."""
-    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
-
-
 def validate_no_new_finalizers(
     new: Sequence[str] | None, old: Sequence[str] | None, path: Path
 ) -> list[FieldError]:
@@ -443,7 +438,7 @@ def validate_no_new_finalizers(
         forbidden(
             path,
             "no new finalizers can be added if the object is being deleted, "
-            f"found new finalizers {_go_string_slice(extra)}",
+            f"found new finalizers {go_sharp_v_strings(extra)}",
         )
     ]
 
