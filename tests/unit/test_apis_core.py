@@ -7,6 +7,7 @@ import base64
 import pytest
 
 from kapi.apimachinery.field_errors import FieldError
+from kapi.apimachinery.gojson import unmarshal_map_error
 from kapi.apis import builtin_resources, core_v1
 from kapi.apis.core_v1 import (
     ConfigMap,
@@ -15,7 +16,6 @@ from kapi.apis.core_v1 import (
     NamespaceStrategy,
     Secret,
     SecretStrategy,
-    go_json_map_error,
 )
 from kapi.registry.strategy import SubresourceStrategy
 from kapi.runtime.schema import components
@@ -405,7 +405,7 @@ def test_secret_update_type_and_immutability() -> None:
     ],
 )
 def test_go_json_errors(data: bytes, expected: str | None) -> None:
-    assert go_json_map_error(data) == expected
+    assert unmarshal_map_error(data) == expected
 
 
 # --- OpenAPI --------------------------------------------------------------------------------

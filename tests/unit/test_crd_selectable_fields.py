@@ -16,9 +16,9 @@ import orjson
 import pytest
 
 from kapi.apiextensions.resource import custom_resource
-from kapi.apiextensions.validation import validate_crd
 from kapi.apimachinery.field_selector import parse_selector
 from kapi.apis.apiextensions_v1 import CustomResourceDefinitionStrategy
+from kapi.apis.crd_validation import validate_crd
 from kapi.endpoints.app import APIServerApp
 from kapi.endpoints.openapi.v2 import custom_to_v2
 from kapi.features import FeatureGate

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kapi.apiextensions.validation import validate_crd, validate_crd_status, validate_crd_update
 from kapi.apimachinery.field_errors import Path
+from kapi.apis.crd_validation import validate_crd, validate_crd_status, validate_crd_update
 
 Obj = dict[str, Any]
 DNS1035 = (

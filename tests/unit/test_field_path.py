@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kapi.apimachinery import errors, field_errors
-from kapi.apimachinery.field_errors import ErrorType, FieldError, OrderedStruct, Path
+from kapi.apimachinery.field_errors import ErrorType, FieldError, Path
+from kapi.apimachinery.gotext import OrderedStruct, go_quote
 
 
 def test_path_rendering() -> None:
@@ -132,7 +133,7 @@ def test_invalid_renders_values_like_go() -> None:
 )
 def test_strings_are_quoted_with_go_percent_q(value: str, rendered: str) -> None:
     assert field_errors.render_value(value) == rendered
-    assert field_errors.go_quote(value) == rendered
+    assert go_quote(value) == rendered
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from kapi.apiextensions.validation import validate_crd
-from kapi.apimachinery.field_errors import go_quote
+from kapi.apimachinery.gotext import go_quote
+from kapi.apis.crd_validation import validate_crd
 from kapi.validation import regexp
 from kapi.validation import schema_validator as sv
 from kapi.validation.regexp import RegexpError, compile_regexp

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from kapi.apimachinery.errors import StatusError
-from kapi.apimachinery.field_errors import Path, aggregate_message, go_quote
-from kapi.apimachinery.gotext import go_json_kind, go_type, gvk_string
+from kapi.apimachinery.field_errors import Path, aggregate_message
+from kapi.apimachinery.gotext import go_json_kind, go_quote, go_type, gvk_string
 from kapi.apimachinery.validation import validate_annotations, validate_labels
 from kapi.runtime.objects import deep_copy, new_uid
 from kapi.webhook import (

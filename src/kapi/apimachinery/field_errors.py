@@ -10,12 +10,11 @@ everything else.
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterable, Mapping
-from decimal import Decimal
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Final
+
+from kapi.apimachinery.gotext import go_format_float, go_json, go_quote, go_sprint
 
 
 class Path:
@@ -181,10 +180,6 @@ class _OmitValue:
 OMIT_VALUE: Final = _OmitValue()
 
 
-class OrderedStruct(dict[str, Any]):
-    """A dict rendered in insertion order, like a Go struct (Go maps render key-sorted)."""
-
-
 class FieldError:
     """One field-level validation error (upstream ``*field.Error``)."""
 
@@ -261,7 +256,7 @@ def not_supported(
     path: Path | str | None, value: Any, valid_values: Iterable[Any] = ()
 ) -> FieldError:
     """Detail lists the valid values, each quoted with Go ``strconv.Quote``."""
-    quoted = [go_quote(v if isinstance(v, str) else _go_sprint(v)) for v in valid_values]
+    quoted = [go_quote(v if isinstance(v, str) else go_sprint(v)) for v in valid_values]
     detail = "supported values: " + ", ".join(quoted) if quoted else ""
     return FieldError(ErrorType.NOT_SUPPORTED, path_str(path), value, detail)
 
@@ -321,140 +316,3 @@ def render_value(value: Any) -> str:
     if isinstance(value, float):
         return go_format_float(value)
     return go_json(value)
-
-
-_SHORT_ESCAPES: Final = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-}
-
-
-def go_quote(s: str) -> str:
-    """Go ``strconv.Quote`` (``%q``): printable runes kept, others escaped."""
-    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
-        return f'"{s}"'
-    out = ['"']
-    for ch in s:
-        if ch == '"' or ch == "\\":
-            out.append("\\" + ch)
-            continue
-        cp = ord(ch)
-        if ch.isprintable() and not 0xD800 <= cp <= 0xDFFF:
-            out.append(ch)
-        elif ch in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[ch])
-        elif cp < 0x20 or cp == 0x7F:
-            out.append(f"\\x{cp:02x}")
-        elif 0xD800 <= cp <= 0xDFFF:
-            out.append("\\ufffd")  # not a valid rune in Go
-        elif cp < 0x10000:
-            out.append(f"\\u{cp:04x}")
-        else:
-            out.append(f"\\U{cp:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _shortest_digits(f: float) -> tuple[str, int]:
-    """Shortest round-trip digits of abs(f) != 0 and the decimal point position."""
-    d = Decimal(repr(abs(f)))
-    digits = "".join(map(str, d.as_tuple().digits)).rstrip("0")
-    return digits, d.adjusted() + 1
-
-
-def _fmt_e(neg: bool, ds: str, dp: int) -> str:
-    exp = dp - 1
-    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-    sign = "-" if exp < 0 else "+"
-    return f"{'-' if neg else ''}{mant}e{sign}{abs(exp):02d}"
-
-
-def _fmt_f(neg: bool, ds: str, dp: int) -> str:
-    if dp <= 0:
-        s = "0." + "0" * (-dp) + ds
-    elif dp >= len(ds):
-        s = ds + "0" * (dp - len(ds))
-    else:
-        s = ds[:dp] + "." + ds[dp:]
-    return ("-" if neg else "") + s
-
-
-def _special_float(f: float) -> str | None:
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    return None
-
-
-def go_format_float(f: float) -> str:
-    """Go ``%v`` of a float64 (``strconv.FormatFloat(f, 'g', -1, 64)``)."""
-    special = _special_float(f)
-    if special is not None:
-        return special
-    ds, dp = _shortest_digits(f)
-    exp = dp - 1
-    if exp < -4 or exp >= 6:  # Go uses precision 6 for the %e decision when shortest
-        return _fmt_e(f < 0, ds, dp)
-    return _fmt_f(f < 0, ds, dp)
-
-
-def go_json_float(f: float) -> str:
-    """A float64 as Go ``encoding/json`` writes it (ES6-like, ``1e-7`` not ``1e-07``)."""
-    special = _special_float(f)
-    if special is not None:
-        return special
-    ds, dp = _shortest_digits(f)
-    a = abs(f)
-    if a < 1e-6 or a >= 1e21:
-        s = _fmt_e(f < 0, ds, dp)
-        if s[-4] == "e" and s[-3] == "-" and s[-2] == "0":
-            s = s[:-2] + s[-1]
-        return s
-    return _fmt_f(f < 0, ds, dp)
-
-
-_JSON_HTML: Final = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-)
-
-
-def _json_string(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False).translate(_JSON_HTML)
-
-
-def go_json(value: Any) -> str:
-    """Go ``json.Marshal`` of decoded JSON data: maps key-sorted, HTML-safe strings."""
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return _json_string(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_json_float(value)
-    if isinstance(value, Mapping):
-        items = value.items() if isinstance(value, OrderedStruct) else sorted(value.items())
-        return "{" + ",".join(f"{_json_string(str(k))}:{go_json(v)}" for k, v in items) + "}"
-    if isinstance(value, list | tuple | set | frozenset):
-        seq = sorted(value) if isinstance(value, set | frozenset) else value
-        return "[" + ",".join(go_json(v) for v in seq) + "]"
-    return _json_string(str(value))
-
-
-def _go_sprint(v: Any) -> str:
-    """``fmt.Sprint`` for the simple values used as enum members."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return go_format_float(v)
-    return str(v)

@@ -8,12 +8,15 @@ upstream because they are returned to clients in 400 Status messages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Final
 
-EQUALS: Final = "="
-DOUBLE_EQUALS: Final = "=="
-NOT_EQUALS: Final = "!="
+from kapi.apimachinery.selection import (
+    DOUBLE_EQUALS,
+    EQUALS,
+    NOT_EQUALS,
+    AndSelector,
+)
 
 # `!=` and `==` are tried before `=` so no '=' is left on either side.
 _TERM_OPERATORS: Final = (NOT_EQUALS, DOUBLE_EQUALS, EQUALS)
@@ -64,20 +67,13 @@ class Requirement:
         return hash((self.field, self.operator, self.value))
 
 
-class Selector:
+class Selector(AndSelector[Requirement]):
     """An AND of terms, in parse order (the parser sorts the raw terms first)."""
 
-    __slots__ = ("requirements",)
-
-    def __init__(self, requirements: Iterable[Requirement] = ()) -> None:
-        self.requirements: tuple[Requirement, ...] = tuple(requirements)
+    __slots__ = ()
 
     def matches(self, fields: Mapping[str, str]) -> bool:
         return all(r.matches(fields) for r in self.requirements)
-
-    def empty(self) -> bool:
-        """True when nothing is restricted (the selector matches everything)."""
-        return not self.requirements
 
     def requires_exact_match(self, field: str) -> tuple[str, bool]:
         """The value ``field`` must equal, if some ``=`` term pins it."""
@@ -99,20 +95,6 @@ class Selector:
             if f or v:
                 out.append(Requirement(f, r.operator, v))
         return Selector(out)
-
-    def __str__(self) -> str:
-        return ",".join(str(r) for r in self.requirements)
-
-    def __repr__(self) -> str:
-        return f"Selector({str(self)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Selector):
-            return NotImplemented
-        return type(self) is type(other) and self.requirements == other.requirements
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.requirements))
 
 
 _ESCAPES: Final = str.maketrans({"\\": "\\\\", ",": "\\,", "=": "\\="})

@@ -1,17 +1,256 @@
 """Go's spelling of values, types and errors, for messages that must read as upstream's.
 
 kube-apiserver builds many error texts with ``fmt`` verbs over decoded JSON
-(``%v``, ``%#v``, ``%T``) or from ``encoding/json``; these render the same
-text from Python values.
+(``%v``, ``%q``, ``%#v``, ``%T``), with ``strconv`` and ``time`` formatting, or
+from ``encoding/json``; these render the same text from Python values. This is
+the one place kapi spells Go: other modules import from here rather than
+keeping their own variants.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
-from typing import Any
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any, Final
 
-from kapi.apimachinery.field_errors import go_format_float
+# --- strings (%q, len) ---------------------------------------------------------------------
+
+#: The one-letter escapes of Go string literals (``strconv.Quote`` writes these).
+GO_SHORT_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+}
+
+
+def go_quote(s: str) -> str:
+    """Go ``strconv.Quote`` (``%q``): printable runes kept, others escaped."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'
+    out = ['"']
+    for ch in s:
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+            continue
+        cp = ord(ch)
+        if ch.isprintable() and not 0xD800 <= cp <= 0xDFFF:
+            out.append(ch)
+        elif ch in GO_SHORT_ESCAPES:
+            out.append(GO_SHORT_ESCAPES[ch])
+        elif cp < 0x20 or cp == 0x7F:
+            out.append(f"\\x{cp:02x}")
+        elif 0xD800 <= cp <= 0xDFFF:
+            out.append("\\ufffd")  # not a valid rune in Go
+        elif cp < 0x10000:
+            out.append(f"\\u{cp:04x}")
+        else:
+            out.append(f"\\U{cp:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def go_len(s: str) -> int:
+    """Go's ``len`` of a string: its UTF-8 bytes (a lone surrogate counts 3, as Go's U+FFFD)."""
+    return len(s) if s.isascii() else len(s.encode("utf-8", "surrogatepass"))
+
+
+# --- numbers (%v of a float64, encoding/json of a float64) ---------------------------------
+
+
+def _shortest_digits(f: float) -> tuple[str, int]:
+    """Shortest round-trip digits of abs(f) != 0 and the decimal point position."""
+    d = Decimal(repr(abs(f)))
+    digits = "".join(map(str, d.as_tuple().digits)).rstrip("0")
+    return digits, d.adjusted() + 1
+
+
+def _fmt_e(neg: bool, ds: str, dp: int) -> str:
+    exp = dp - 1
+    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+    sign = "-" if exp < 0 else "+"
+    return f"{'-' if neg else ''}{mant}e{sign}{abs(exp):02d}"
+
+
+def _fmt_f(neg: bool, ds: str, dp: int) -> str:
+    if dp <= 0:
+        s = "0." + "0" * (-dp) + ds
+    elif dp >= len(ds):
+        s = ds + "0" * (dp - len(ds))
+    else:
+        s = ds[:dp] + "." + ds[dp:]
+    return ("-" if neg else "") + s
+
+
+def _special_float(f: float) -> str | None:
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    return None
+
+
+def go_format_float(f: float) -> str:
+    """Go ``%v`` of a float64 (``strconv.FormatFloat(f, 'g', -1, 64)``)."""
+    special = _special_float(f)
+    if special is not None:
+        return special
+    ds, dp = _shortest_digits(f)
+    exp = dp - 1
+    if exp < -4 or exp >= 6:  # Go uses precision 6 for the %e decision when shortest
+        return _fmt_e(f < 0, ds, dp)
+    return _fmt_f(f < 0, ds, dp)
+
+
+def go_format_fixed(f: float, precision: int = 6) -> str:
+    """Go ``%.<precision>f`` of a float64 (default ``%f``); ``NaN``, ``+Inf``, ``-Inf`` as Go."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    return f"{f:.{precision}f}"
+
+
+def go_json_float(f: float) -> str:
+    """A float64 as Go ``encoding/json`` writes it (ES6-like, ``1e-7`` not ``1e-07``)."""
+    special = _special_float(f)
+    if special is not None:
+        return special
+    ds, dp = _shortest_digits(f)
+    a = abs(f)
+    if a < 1e-6 or a >= 1e21:
+        s = _fmt_e(f < 0, ds, dp)
+        if s[-4] == "e" and s[-3] == "-" and s[-2] == "0":
+            s = s[:-2] + s[-1]
+        return s
+    return _fmt_f(f < 0, ds, dp)
+
+
+# --- encoding/json output ------------------------------------------------------------------
+
+
+class OrderedStruct(dict[str, Any]):
+    """A dict rendered in insertion order, like a Go struct (Go maps render key-sorted)."""
+
+
+_JSON_HTML: Final = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+def go_html_escape(text: str) -> str:
+    """JSON text with the characters ``encoding/json`` escapes even inside strings escaped."""
+    return text.translate(_JSON_HTML)
+
+
+def _json_string(s: str) -> str:
+    return go_html_escape(json.dumps(s, ensure_ascii=False))
+
+
+def go_json(value: Any) -> str:
+    """Go ``json.Marshal`` of decoded JSON data: maps key-sorted, HTML-safe strings."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_json_float(value)
+    if isinstance(value, Mapping):
+        items = value.items() if isinstance(value, OrderedStruct) else sorted(value.items())
+        return "{" + ",".join(f"{_json_string(str(k))}:{go_json(v)}" for k, v in items) + "}"
+    if isinstance(value, list | tuple | set | frozenset):
+        seq = sorted(value) if isinstance(value, set | frozenset) else value
+        return "[" + ",".join(go_json(v) for v in seq) + "]"
+    return _json_string(str(value))
+
+
+def go_json_kind(value: Any) -> str:
+    """encoding/json's name for a decoded JSON value's type in unmarshal errors."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    return "number"
+
+
+# --- fmt verbs over decoded JSON (%v, %#v, %T) ---------------------------------------------
+
+#: ``%T`` of decoded JSON (``unstructured``: integers are int64).
+_GO_TYPES: dict[type, str] = {
+    dict: "map[string]interface {}",
+    list: "[]interface {}",
+    str: "string",
+    int: "int64",
+    float: "float64",
+    bool: "bool",
+}
+
+
+def go_type(value: Any) -> str:
+    """``%T`` of a decoded JSON value."""
+    return "<nil>" if value is None else _GO_TYPES[type(value)]
+
+
+def go_sprint(value: Any, verb: str = "v") -> str:
+    """``%v`` (or ``%s``) of a decoded JSON value: ``map[k:v]``, ``[a b]``, ``<nil>``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        pairs = (f"{k}:{go_sprint(value[k], verb)}" for k in sorted(value))
+        return "map[" + " ".join(pairs) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_sprint(item, verb) for item in value) + "]"
+    if value is None:
+        return "%!s(<nil>)" if verb == "s" else "<nil>"
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float):
+        text = go_format_float(value)
+    else:
+        text = str(value)
+    return f"%!s({_GO_TYPES[type(value)]}={text})" if verb == "s" else text
+
+
+def go_sharp_v(value: Any) -> str:
+    """``%#v`` of a decoded JSON value held in an ``interface{}``."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, dict):
+        inner = ", ".join(f'"{k}":{go_sharp_v(x)}' for k, x in sorted(value.items()))
+        return "map[string]interface {}{" + inner + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(go_sharp_v(x) for x in value) + "}"
+    return str(value)
+
+
+def go_sharp_v_strings(values: Iterable[str]) -> str:
+    """``%#v`` of a ``[]string``: ``[]string{"a", "b"}``."""
+    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
+
+
+# --- durations -----------------------------------------------------------------------------
 
 
 def go_duration(seconds: float) -> str:
@@ -106,109 +345,14 @@ def _go_time_quote(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def go_json_kind(value: Any) -> str:
-    """encoding/json's name for a decoded JSON value's type in unmarshal errors."""
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    return "number"
+def _trim(value: float) -> str:
+    return f"{value:.9f}".rstrip("0").rstrip(".")
 
 
-#: ``%T`` of decoded JSON (``unstructured``: integers are int64).
-_GO_TYPES: dict[type, str] = {
-    dict: "map[string]interface {}",
-    list: "[]interface {}",
-    str: "string",
-    int: "int64",
-    float: "float64",
-    bool: "bool",
-}
-
-
-def go_type(value: Any) -> str:
-    """``%T`` of a decoded JSON value."""
-    return "<nil>" if value is None else _GO_TYPES[type(value)]
-
-
-def go_sprint(value: Any, verb: str = "v") -> str:
-    """``%v`` (or ``%s``) of a decoded JSON value: ``map[k:v]``, ``[a b]``, ``<nil>``."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        pairs = (f"{k}:{go_sprint(value[k], verb)}" for k in sorted(value))
-        return "map[" + " ".join(pairs) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_sprint(item, verb) for item in value) + "]"
-    if value is None:
-        return "%!s(<nil>)" if verb == "s" else "<nil>"
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, float):
-        text = go_format_float(value)
-    else:
-        text = str(value)
-    return f"%!s({_GO_TYPES[type(value)]}={text})" if verb == "s" else text
-
-
-def go_sharp_v(value: Any) -> str:
-    """``%#v`` of a decoded JSON value held in an ``interface{}``."""
-    if value is None:
-        return "interface {}(nil)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, dict):
-        inner = ", ".join(f'"{k}":{go_sharp_v(x)}' for k, x in sorted(value.items()))
-        return "map[string]interface {}{" + inner + "}"
-    if isinstance(value, list):
-        return "[]interface {}{" + ", ".join(go_sharp_v(x) for x in value) + "}"
-    return str(value)
+# --- group, version and kind --------------------------------------------------------------
 
 
 def gvk_string(api_version: str, kind: str) -> str:
     """``schema.GroupVersionKind.String()``: ``example.com/v1, Kind=Foo``; ``/v1, Kind=Foo``."""
     group_version = api_version if "/" in api_version else f"/{api_version}"
     return f"{group_version}, Kind={kind}"
-
-
-def _trim(value: float) -> str:
-    return f"{value:.9f}".rstrip("0").rstrip(".")
-
-
-def _quote_char(char: str) -> str:
-    """Go's ``quoteChar`` in encoding/json syntax errors."""
-    if char == "'":
-        return "'\\''"
-    if char == '"':
-        return "'\"'"
-    if char.isprintable():
-        return f"'{char}'"
-    return "'" + json.dumps(char)[1:-1] + "'"
-
-
-def json_syntax_error(err: json.JSONDecodeError) -> str:
-    """encoding/json's text for the common syntax errors, Python's for the rest."""
-    if err.pos >= len(err.doc.rstrip()):
-        return "unexpected end of JSON input"
-    char = _quote_char(err.doc[err.pos])
-    context = _SYNTAX_CONTEXT.get(err.msg, err.msg)
-    return f"invalid character {char} {context}"
-
-
-#: Python's decoder messages and the context encoding/json names instead.
-_SYNTAX_CONTEXT = {
-    "Expecting value": "looking for beginning of value",
-    "Extra data": "after top-level value",
-    "Expecting property name enclosed in double quotes": (
-        "looking for beginning of object key string"
-    ),
-    "Expecting ':' delimiter": "after object key",
-}

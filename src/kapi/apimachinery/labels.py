@@ -17,22 +17,24 @@ from kapi.apimachinery.field_errors import (
     Path,
     aggregate_message,
     child_of,
-    go_quote,
     invalid,
     not_supported,
 )
+from kapi.apimachinery.gotext import go_quote
+from kapi.apimachinery.selection import (
+    DOES_NOT_EXIST,
+    DOUBLE_EQUALS,
+    EQUALS,
+    EXISTS,
+    GREATER_THAN,
+    IN,
+    LESS_THAN,
+    NOT_EQUALS,
+    NOT_IN,
+    AndSelector,
+    MatchesNothing,
+)
 from kapi.apimachinery.validation import is_qualified_name, is_valid_label_value
-
-# selection.Operator values.
-DOES_NOT_EXIST: Final = "!"
-EQUALS: Final = "="
-DOUBLE_EQUALS: Final = "=="
-IN: Final = "in"
-NOT_EQUALS: Final = "!="
-NOT_IN: Final = "notin"
-EXISTS: Final = "exists"
-GREATER_THAN: Final = "gt"
-LESS_THAN: Final = "lt"
 
 _UNARY_OPERATORS: Final = (EXISTS, DOES_NOT_EXIST)
 _BINARY_OPERATORS: Final = (IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS, GREATER_THAN, LESS_THAN)
@@ -187,52 +189,23 @@ def new_requirement(
     return Requirement(key, operator, values or ())
 
 
-class Selector:
+class Selector(AndSelector[Requirement]):
     """A conjunction of requirements, sorted by key (upstream ``internalSelector``)."""
 
-    __slots__ = ("requirements",)
+    __slots__ = ()
 
     def __init__(self, requirements: Iterable[Requirement] = ()) -> None:
-        self.requirements: tuple[Requirement, ...] = tuple(
-            sorted(requirements, key=lambda r: r.key)
-        )
+        super().__init__(sorted(requirements, key=lambda r: r.key))
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         ls = labels or {}
         return all(r.matches(ls) for r in self.requirements)
 
-    def empty(self) -> bool:
-        """True when the selector does not restrict anything (it matches everything)."""
-        return not self.requirements
 
-    def __str__(self) -> str:
-        return ",".join(str(r) for r in self.requirements)
-
-    def __repr__(self) -> str:
-        return f"Selector({str(self)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Selector):
-            return NotImplemented
-        return type(self) is type(other) and self.requirements == other.requirements
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.requirements))
-
-
-class _NothingSelector(Selector):
+class _NothingSelector(MatchesNothing, Selector):
     """Matches no labels; what a nil ``metav1.LabelSelector`` converts to."""
 
     __slots__ = ()
-
-    def matches(self, labels: Mapping[str, str] | None) -> bool:
-        return False
-
-    def empty(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "Selector(<nothing>)"
 
 
 _EVERYTHING: Final = Selector()

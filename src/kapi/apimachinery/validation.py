@@ -15,19 +15,18 @@ as Go's ``len`` does. Maps are walked in insertion order (Go's is random).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kapi.apimachinery.field_errors import (
     FieldError,
-    OrderedStruct,
     Path,
     forbidden,
-    go_quote,
     invalid,
     required,
     too_long,
 )
+from kapi.apimachinery.gotext import OrderedStruct, go_len, go_quote, go_sharp_v_strings
 
 NameValidator = Callable[[str, bool], list[str]]
 """``ValidateNameFunc``: (name, prefix) -> messages; prefix is True for generateName."""
@@ -59,11 +58,6 @@ def empty_error() -> str:
 
 def inclusive_range_error(lo: int, hi: int) -> str:
     return f"must be between {lo} and {hi}, inclusive"
-
-
-def _blen(s: str) -> int:
-    """Go ``len(s)``: UTF-8 bytes."""
-    return len(s) if s.isascii() else len(s.encode("utf-8", "surrogatepass"))
 
 
 # --- DNS names -------------------------------------------------------------------------------
@@ -108,7 +102,7 @@ _DNS1035_LABEL_REGEX_MSG: Final = regex_error(
 def is_dns1123_label(value: str) -> list[str]:
     """RFC 1123 label (namespace names, most short names)."""
     errs: list[str] = []
-    if _blen(value) > DNS1123_LABEL_MAX_LENGTH:
+    if go_len(value) > DNS1123_LABEL_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
     if not _DNS1123_LABEL_RE.fullmatch(value):
         if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
@@ -122,7 +116,7 @@ def is_dns1123_label(value: str) -> list[str]:
 def is_dns1123_subdomain(value: str) -> list[str]:
     """RFC 1123 subdomain (the default rule for object names)."""
     errs: list[str] = []
-    if _blen(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+    if go_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
         errs.append(_DNS1123_SUBDOMAIN_REGEX_MSG)
@@ -132,7 +126,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
 def is_dns1035_label(value: str) -> list[str]:
     """RFC 1035 label (Service names)."""
     errs: list[str] = []
-    if _blen(value) > DNS1035_LABEL_MAX_LENGTH:
+    if go_len(value) > DNS1035_LABEL_MAX_LENGTH:
         errs.append(max_len_error(DNS1035_LABEL_MAX_LENGTH))
     if not _DNS1035_LABEL_RE.fullmatch(value):
         errs.append(_DNS1035_LABEL_REGEX_MSG)
@@ -142,7 +136,7 @@ def is_dns1035_label(value: str) -> list[str]:
 def _content_is_dns1123_subdomain(value: str) -> list[str]:
     """``content.IsDNS1123Subdomain``: as above but the length message says bytes."""
     errs: list[str] = []
-    if _blen(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+    if go_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(_content_max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
         errs.append(_DNS1123_SUBDOMAIN_REGEX_MSG)
@@ -199,7 +193,7 @@ def is_qualified_name(value: str) -> list[str]:
         return [_LABEL_KEY_TOO_MANY_SLASHES]
     if not name:
         errs.append("name part " + empty_error())
-    elif _blen(name) > LABEL_KEY_MAX_LENGTH:
+    elif go_len(name) > LABEL_KEY_MAX_LENGTH:
         errs.append("name part " + _content_max_len_error(LABEL_KEY_MAX_LENGTH))
     if not _LABEL_KEY_RE.fullmatch(name):
         errs.append("name part " + _LABEL_KEY_REGEX_MSG)
@@ -209,7 +203,7 @@ def is_qualified_name(value: str) -> list[str]:
 def is_valid_label_value(value: str) -> list[str]:
     """A label value: empty, or up to 63 bytes of ``[-A-Za-z0-9_.]`` with alnum ends."""
     errs: list[str] = []
-    if _blen(value) > LABEL_VALUE_MAX_LENGTH:
+    if go_len(value) > LABEL_VALUE_MAX_LENGTH:
         errs.append(_content_max_len_error(LABEL_VALUE_MAX_LENGTH))
     if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(_LABEL_VALUE_REGEX_MSG)
@@ -295,7 +289,7 @@ def annotations_size(annotations: Mapping[str, str] | None) -> int:
     """Total bytes of keys and values, as ``ValidateAnnotationsSize`` counts them."""
     if not annotations:
         return 0
-    return sum(_blen(k) + _blen(v) for k, v in annotations.items())
+    return sum(go_len(k) + go_len(v) for k, v in annotations.items())
 
 
 def _go_to_lower(s: str) -> str:
@@ -430,11 +424,6 @@ def validate_finalizers(finalizers: Sequence[str] | None, path: Path) -> list[Fi
     return errs
 
 
-def _go_string_slice(values: Iterable[str]) -> str:
-    """``%#v`` of a ``[]string``."""
-    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
-
-
 def validate_no_new_finalizers(
     new: Sequence[str] | None, old: Sequence[str] | None, path: Path
 ) -> list[FieldError]:
@@ -445,7 +434,7 @@ def validate_no_new_finalizers(
         forbidden(
             path,
             "no new finalizers can be added if the object is being deleted, "
-            f"found new finalizers {_go_string_slice(extra)}",
+            f"found new finalizers {go_sharp_v_strings(extra)}",
         )
     ]
 
@@ -506,7 +495,7 @@ MAX_SUBRESOURCE_NAME_LENGTH: Final = 256
 def validate_field_manager(manager: str, path: Path) -> list[FieldError]:
     """At most 128 bytes, printable characters only."""
     errs: list[FieldError] = []
-    if _blen(manager) > FIELD_MANAGER_MAX_LENGTH:
+    if go_len(manager) > FIELD_MANAGER_MAX_LENGTH:
         errs.append(too_long(path, "", FIELD_MANAGER_MAX_LENGTH))
     if not manager.isprintable():
         pos = 0
@@ -514,7 +503,7 @@ def validate_field_manager(manager: str, path: Path) -> list[FieldError]:
             if not ch.isprintable():
                 msg = f"invalid character U+{ord(ch):04X} (at position {pos})"
                 errs.append(invalid(path, manager, msg))
-            pos += _blen(ch)
+            pos += go_len(ch)
     return errs
 
 
@@ -531,7 +520,7 @@ def validate_managed_fields(
         if fields_type and fields_type != "FieldsV1":
             errs.append(invalid(p.child("fieldsType"), fields_type, "must be `FieldsV1`"))
         errs.extend(validate_field_manager(entry.get("manager") or "", p.child("manager")))
-        if _blen(entry.get("subresource") or "") > MAX_SUBRESOURCE_NAME_LENGTH:
+        if go_len(entry.get("subresource") or "") > MAX_SUBRESOURCE_NAME_LENGTH:
             errs.append(too_long(p.child("subresource"), "", MAX_SUBRESOURCE_NAME_LENGTH))
     return errs
 
@@ -732,7 +721,7 @@ IANA_SVC_NAME_MAX_LENGTH: Final = 15
 def is_wildcard_dns1123_subdomain(value: str) -> list[str]:
     """``IsWildcardDNS1123Subdomain``: ``*.`` followed by a subdomain (Ingress hosts)."""
     errs: list[str] = []
-    if _blen(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+    if go_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _WILDCARD_DNS1123_SUBDOMAIN_RE.fullmatch(value):
         errs.append(_WILDCARD_DNS1123_SUBDOMAIN_MSG)
@@ -747,7 +736,7 @@ def is_valid_port_num(port: int) -> list[str]:
 def is_valid_port_name(name: str) -> list[str]:
     """``IsValidPortName``: an IANA_SVC_NAME (RFC 6335)."""
     errs: list[str] = []
-    if _blen(name) > IANA_SVC_NAME_MAX_LENGTH:
+    if go_len(name) > IANA_SVC_NAME_MAX_LENGTH:
         errs.append(max_len_error(IANA_SVC_NAME_MAX_LENGTH))
     if not _PORT_NAME_CHARSET_RE.fullmatch(name):
         errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")

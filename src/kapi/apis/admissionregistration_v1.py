@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kapi.apiextensions.validation import validate_webhook_service, validate_webhook_url
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import (
     FieldError,
@@ -33,6 +32,7 @@ from kapi.runtime.meta import LabelSelector, kind_struct
 from kapi.runtime.schema import BYTES, INT32, STRING, Field, List, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
+from kapi.webhook import validate_webhook_service, validate_webhook_url
 
 GROUP = "admissionregistration.k8s.io"
 _P = "io.k8s.api.admissionregistration.v1"
@@ -235,8 +235,12 @@ def _fully_qualified_name_errors(name: str, path: Path) -> list[FieldError]:
     return []
 
 
-def _wildcard_with_others(values: Sequence[Any]) -> bool:
-    return len(values) > 1 and "*" in values
+def _wildcard_list_errors(values: Sequence[Any], path: Path, what: str) -> list[FieldError]:
+    """A rule's list must not be empty, and ``*`` in it must stand alone."""
+    errs = [] if values else [required(path)]
+    if len(values) > 1 and "*" in values:
+        errs.append(invalid(path, values, f"if '*' is present, must not specify other {what}"))
+    return errs
 
 
 def validate_resources(resources: Sequence[str], path: Path) -> list[FieldError]:
@@ -286,28 +290,16 @@ def validate_rule_with_operations(rule: Object, path: Path) -> list[FieldError]:
     """``validateRuleWithOperations``."""
     errs: list[FieldError] = []
     operations = rule.get("operations") or []
-    if not operations:
-        errs.append(required(path.child("operations")))
-    if _wildcard_with_others(operations):
-        detail = "if '*' is present, must not specify other operations"
-        errs.append(invalid(path.child("operations"), operations, detail))
+    errs += _wildcard_list_errors(operations, path.child("operations"), "operations")
     for i, operation in enumerate(operations):
         if operation not in SUPPORTED_OPERATIONS:
             errs.append(
                 not_supported(path.child("operations").index(i), operation, SUPPORTED_OPERATIONS)
             )
     groups = rule.get("apiGroups") or []
-    if not groups:
-        errs.append(required(path.child("apiGroups")))
-    if _wildcard_with_others(groups):
-        detail = "if '*' is present, must not specify other API groups"
-        errs.append(invalid(path.child("apiGroups"), groups, detail))
+    errs += _wildcard_list_errors(groups, path.child("apiGroups"), "API groups")
     versions = rule.get("apiVersions") or []
-    if not versions:
-        errs.append(required(path.child("apiVersions")))
-    if _wildcard_with_others(versions):
-        detail = "if '*' is present, must not specify other API versions"
-        errs.append(invalid(path.child("apiVersions"), versions, detail))
+    errs += _wildcard_list_errors(versions, path.child("apiVersions"), "API versions")
     for i, version in enumerate(versions):
         if version == "":
             errs.append(required(path.child("apiVersions").index(i)))

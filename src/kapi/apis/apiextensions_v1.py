@@ -2,7 +2,7 @@
 
 The declaration follows ``k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1``;
 the schemas users write (``openAPIV3Schema``) are kept as free-form JSON here
-and checked by :mod:`kapi.apiextensions.validation`.  The strategy mirrors
+and checked by :mod:`kapi.apis.crd_validation`.  The strategy mirrors
 upstream's ``strategy.go``: status is cleared on create and kept on update,
 ``storedVersions`` records every version ever used for storage, and
 ``generation`` moves with the spec.
@@ -10,9 +10,9 @@ upstream's ``strategy.go``: status is cleared on create and kept on update,
 
 from __future__ import annotations
 
-from kapi.apiextensions import validation as crd_validation
 from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.apimachinery.unstructured import Object
+from kapi.apis import crd_validation
 from kapi.features import FeatureGate
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import DEFAULT_COLUMNS

@@ -18,11 +18,11 @@ from kapi.apimachinery.field_errors import (
     FieldError,
     Path,
     forbidden,
-    go_quote,
     invalid,
     required,
     too_long,
 )
+from kapi.apimachinery.gojson import unmarshal_map_error
 from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
@@ -446,7 +446,7 @@ def _validate_secret_type(secret: Object, data: Mapping[str, str | None]) -> lis
     elif key := _DOCKER_KEYS.get(secret_type):
         if key not in data:
             return [required(path.key(key), "")]
-        if msg := go_json_map_error(_decoded(data[key])):
+        if msg := unmarshal_map_error(_decoded(data[key])):
             return [invalid(path.key(key), "<secret contents redacted>", msg)]
     elif secret_type == SECRET_TYPE_BASIC_AUTH:
         # Either may be empty, but one of them must be present.
@@ -489,168 +489,6 @@ class SecretStrategy(Strategy):
             new.get("type") or "", old.get("type") or "", Path("type")
         )
         return errs + _immutable_errors(new, old, ("data",)) + validate_secret(new)
-
-
-# --- Go's JSON checks, for docker config secrets --------------------------------------------
-
-
-class _JSONSyntaxError(ValueError):
-    pass
-
-
-_JSON_SPACE = b" \t\r\n"
-_DIGITS = b"0123456789"
-_HEX = b"0123456789abcdefABCDEF"
-_ESCAPES = b'"\\/bfnrt'
-_LITERALS = {ord("t"): b"true", ord("f"): b"false", ord("n"): b"null"}
-_MAX_DEPTH = 10000
-#: The closing bracket allowed right after an opening one (``[]``, ``{}``).
-_CLOSERS = {"value_or_end": ord("]"), "key_or_end": ord("}")}
-
-
-def _quote_char(c: int) -> str:
-    """``encoding/json``'s ``quoteChar``: a byte in single quotes, Go-escaped."""
-    if c == ord("'"):
-        return "'\\''"
-    if c == ord('"'):
-        return "'\"'"
-    return "'" + go_quote(chr(c))[1:-1] + "'"
-
-
-def _invalid_char(c: int, context: str) -> _JSONSyntaxError:
-    return _JSONSyntaxError(f"invalid character {_quote_char(c)} {context}")
-
-
-def _at(data: bytes, pos: int) -> int:
-    """The byte at ``pos``; past the end, a space, which is what Go's scanner feeds at EOF."""
-    return data[pos] if pos < len(data) else 0x20
-
-
-def _scan_string(data: bytes, pos: int) -> int:
-    pos += 1
-    while pos < len(data):
-        c = data[pos]
-        if c == ord('"'):
-            return pos + 1
-        if c == ord("\\"):
-            pos += 1
-            c = _at(data, pos)
-            if c == ord("u"):
-                for _ in range(4):
-                    pos += 1
-                    if _at(data, pos) not in _HEX:
-                        raise _invalid_char(_at(data, pos), "in \\u hexadecimal character escape")
-            elif c not in _ESCAPES:
-                raise _invalid_char(c, "in string escape code")
-        elif c < 0x20:
-            raise _invalid_char(c, "in string literal")
-        pos += 1
-    raise _JSONSyntaxError("unexpected end of JSON input")
-
-
-def _scan_digits(data: bytes, pos: int, context: str) -> int:
-    if _at(data, pos) not in _DIGITS:
-        raise _invalid_char(_at(data, pos), context)
-    while _at(data, pos) in _DIGITS:
-        pos += 1
-    return pos
-
-
-def _scan_number(data: bytes, pos: int) -> int:
-    if data[pos] == ord("-"):
-        pos += 1
-    if _at(data, pos) == ord("0"):
-        pos += 1
-    else:
-        pos = _scan_digits(data, pos, "in numeric literal")
-    if _at(data, pos) == ord("."):
-        pos = _scan_digits(data, pos + 1, "after decimal point in numeric literal")
-    if _at(data, pos) in b"eE":
-        pos += 1
-        if _at(data, pos) in b"+-":
-            pos += 1
-        pos = _scan_digits(data, pos, "in exponent of numeric literal")
-    return pos
-
-
-def _scan_scalar(data: bytes, pos: int) -> int:
-    c = data[pos]
-    if c == ord('"'):
-        return _scan_string(data, pos)
-    if word := _LITERALS.get(c):
-        for i in range(1, len(word)):
-            if _at(data, pos + i) != word[i]:
-                expecting = _quote_char(word[i])
-                raise _invalid_char(
-                    _at(data, pos + i), f"in literal {word.decode()} (expecting {expecting})"
-                )
-        return pos + len(word)
-    if c == ord("-") or c in _DIGITS:
-        return _scan_number(data, pos)
-    raise _invalid_char(c, "looking for beginning of value")
-
-
-def _check_json(data: bytes) -> None:
-    """Go's ``checkValid``: the first syntax error, with the scanner's exact text."""
-    stack: list[int] = []  # the open brackets
-    state = "value"  # value | value_or_end | key | key_or_end | colon | next
-    pos = 0
-    while True:
-        while pos < len(data) and data[pos] in _JSON_SPACE:
-            pos += 1
-        if pos == len(data):
-            if state == "next" and not stack:
-                return
-            raise _JSONSyntaxError("unexpected end of JSON input")
-        c = data[pos]
-        if c == _CLOSERS.get(state):
-            stack.pop()
-            pos, state = pos + 1, "next"
-        elif state in ("value", "value_or_end"):
-            if c in b"{[":
-                if len(stack) >= _MAX_DEPTH:
-                    raise _JSONSyntaxError("exceeded max depth")
-                stack.append(c)
-                pos, state = pos + 1, ("key_or_end" if c == ord("{") else "value_or_end")
-            else:
-                pos, state = _scan_scalar(data, pos), "next"
-        elif state in ("key", "key_or_end"):
-            if c != ord('"'):
-                raise _invalid_char(c, "looking for beginning of object key string")
-            pos, state = _scan_string(data, pos), "colon"
-        elif state == "colon":
-            if c != ord(":"):
-                raise _invalid_char(c, "after object key")
-            pos, state = pos + 1, "value"
-        elif not stack:
-            raise _invalid_char(c, "after top-level value")
-        else:
-            in_object = stack[-1] == ord("{")
-            if c == ord(","):
-                state = "key" if in_object else "value"
-            elif c == ord("}" if in_object else "]"):
-                stack.pop()
-            else:
-                raise _invalid_char(
-                    c, "after object key:value pair" if in_object else "after array element"
-                )
-            pos += 1
-
-
-def go_json_map_error(data: bytes) -> str | None:
-    """The error of Go's ``json.Unmarshal(data, &map[string]interface{}{})``, or None.
-
-    ``ValidateSecret`` reports it verbatim for malformed docker config secrets.
-    """
-    try:
-        _check_json(data)
-    except _JSONSyntaxError as exc:
-        return str(exc)
-    first = data.lstrip(_JSON_SPACE)[:1]
-    if first in (b"{", b"n"):  # an object, or null (a nil map)
-        return None
-    kind = {b"[": "array", b'"': "string", b"t": "bool", b"f": "bool"}.get(first, "number")
-    return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
 
 
 # --- resources ------------------------------------------------------------------------------

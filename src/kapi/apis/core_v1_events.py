@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kapi.apimachinery import validation
-from kapi.apimachinery.field_errors import FieldError, OrderedStruct, Path, invalid, required
+from kapi.apimachinery.field_errors import FieldError, Path, invalid, required
+from kapi.apimachinery.gotext import OrderedStruct
 from kapi.apimachinery.unstructured import Object
 from kapi.apis.coordination_v1 import canonical_micro_time
 from kapi.registry.strategy import METADATA, Strategy

@@ -18,7 +18,6 @@ from typing import Any
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import (
     FieldError,
-    OrderedStruct,
     Path,
     duplicate,
     invalid,
@@ -26,6 +25,7 @@ from kapi.apimachinery.field_errors import (
     required,
     too_long,
 )
+from kapi.apimachinery.gotext import OrderedStruct
 from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column

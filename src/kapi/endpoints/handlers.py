@@ -18,11 +18,11 @@ import jsonpatch
 import orjson
 
 from kapi.apimachinery import errors, field_errors
-from kapi.apimachinery.field_errors import Path, go_quote
+from kapi.apimachinery.field_errors import Path
 from kapi.apimachinery.field_selector import FieldLabelNotSupportedError, field_label_converter
 from kapi.apimachinery.field_selector import FieldSelectorParseError as FieldSelectorError
 from kapi.apimachinery.field_selector import parse_selector as parse_field_selector
-from kapi.apimachinery.gotext import go_json_kind
+from kapi.apimachinery.gotext import go_json_kind, go_quote
 from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
 from kapi.apimachinery.labels import parse_selector
 from kapi.apimachinery.unstructured import Object

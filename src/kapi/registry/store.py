@@ -25,6 +25,7 @@ from kapi.apimachinery.unstructured import Object
 from kapi.registry.admission import Admission, Attributes, Operation
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.resource import ResourceFieldManagers
+from kapi.registry.json_splice import ResponseSplicer, head_first
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.strategy import METADATA, SubresourceStrategy
 from kapi.request import current as current_request
@@ -42,7 +43,6 @@ from kapi.storage.interface import (
     Storage,
 )
 from kapi.validation.declarative import DeclarativeValidation
-from kapi.validation.defaulting import Defaulter
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_NAME_LENGTH = 63 - 5
@@ -78,9 +78,6 @@ class WatchEvent:
 class Preconditions:
     uid: str | None = None
     resource_version: str | None = None
-
-
-_METADATA_OPEN = b'","metadata":{"'
 
 
 class Store:
@@ -135,33 +132,10 @@ class Store:
         self._read_defaulter = (
             resource.versions[self.hub_version].defaulter if resource.default_on_read else None
         )
-        # How stored values start when a GET can answer them as they are: see json_response.
-        converter = resource.converter
-        identity = converter is not None and converter.identity
-        kind = orjson.dumps({"kind": resource.kind})[:-1]
-        read_defaulter = self._read_defaulter
-        #: A schema defaulter that can tell from the bytes when it would change nothing.
-        self._schema_defaulter = read_defaulter if isinstance(read_defaulter, Defaulter) else None
-        self._json_head = (
-            None
-            if (read_defaulter is not None and self._schema_defaulter is None)
-            or (self._recode and not identity)
-            else kind + b',"apiVersion":"' + self._hub_api_version.encode() + _METADATA_OPEN
+        #: Answers GETs from the stored bytes when it can: see json_response.
+        self._splicer = ResponseSplicer(
+            resource, self.hub_version, recode=self._recode, read_defaulter=self._read_defaulter
         )
-        #: With strategy None, a value stored in any version: only its apiVersion differs.
-        self._any_version_head = kind + b',"apiVersion":"' if identity else None
-        #: Other versions whose reads may splice too: each one's test and head.
-        self._version_heads = {
-            name: (
-                served.reads_as_hub,
-                kind
-                + b',"apiVersion":"'
-                + GroupVersion(resource.group, name).api_version.encode()
-                + _METADATA_OPEN,
-            )
-            for name, served in resource.versions.items()
-            if served.reads_as_hub is not None and self._json_head is not None
-        }
 
     # -- encoding --------------------------------------------------------------------
 
@@ -205,10 +179,8 @@ class Store:
         rv = metadata.pop("resourceVersion", None)
         try:
             if not self._recode:
-                if "kind" in obj and "apiVersion" in obj:
-                    # Head first, in the order a response has them: see json_response.
-                    obj = {"kind": None, "apiVersion": None, "metadata": None, **obj}
-                return orjson.dumps(obj)
+                # Head first, in the order a response has them: see json_response.
+                return orjson.dumps(head_first(obj))
             stored = deep_copy(obj)
             converter = self.resource.converter
             if converter is not None:
@@ -254,27 +226,7 @@ class Store:
         conversion, or an older key order), or when read-time defaulting
         might change it: decode it then.
         """
-        head, value = self._json_head, kv.value
-        if head is None or (self._schema_defaulter and self._schema_defaulter.changes(value)):
-            return None
-        if version is not None and version != self.hub_version:
-            other = self._version_heads.get(version)
-            if other is None or not other[0](value) or not value.startswith(head):
-                return None
-            rv = b'"resourceVersion":"%d",' % kv.mod_revision
-            return b"".join((other[1][:-1], rv, value[len(head) - 1 :]))
-        if value.startswith(head):
-            rest = len(head) - 1
-        elif self._any_version_head is not None and value.startswith(self._any_version_head):
-            # An apiVersion has no quote in it: the first match closes it.
-            rest = value.find(_METADATA_OPEN, len(self._any_version_head))
-            if rest < 0:
-                return None
-            rest += len(_METADATA_OPEN) - 1
-        else:
-            return None
-        rv = b'"resourceVersion":"%d",' % kv.mod_revision
-        return b"".join((head[:-1], rv, value[rest:]))
+        return self._splicer.response(kv.value, kv.mod_revision, version)
 
     async def list(
         self,
@@ -436,21 +388,31 @@ class Store:
 
     def _validate_create(self, obj: Object) -> None:
         metadata = obj["metadata"]
-        errs = self.strategy.validate(obj)
-        self._compare_declared(obj, errs)
-        if not errs:
-            errs = validation.validate_object_meta(
-                metadata,
-                namespaced=self.resource.namespaced,
-                name_validator=self.strategy.validate_name,
-                path=METADATA,
-            )
+        errs = self._finish_validation(obj, self.strategy.validate(obj))
         if errs:
             raise errors.invalid(
                 self.resource.kind, self.resource.group, metadata.get("name", ""), errs
             )
         self._warn(self.strategy.warnings_on_create(obj))
         self.strategy.canonicalize(obj)
+
+    def _finish_validation(
+        self, obj: Object, errs: builtins.list[field_errors.FieldError]
+    ) -> builtins.list[field_errors.FieldError]:
+        """A write's errors: the strategy's ``errs`` if any, else ObjectMeta's.
+
+        Create and update both end this way; ``errs`` are also compared with the
+        built-in declaration (shadow mode) first.
+        """
+        self._compare_declared(obj, errs)
+        if errs:
+            return errs
+        return validation.validate_object_meta(
+            obj["metadata"],
+            namespaced=self.resource.namespaced,
+            name_validator=self.strategy.validate_name,
+            path=METADATA,
+        )
 
     def _compare_declared(
         self, obj: Object, handwritten: builtins.list[field_errors.FieldError]
@@ -558,15 +520,7 @@ class Store:
         if sub_strategy is not None:
             errs += sub_strategy.validate_update(new, old)
         else:
-            errs = self.strategy.validate_update(new, old) + errs
-            self._compare_declared(new, errs)
-            if not errs:
-                errs = validation.validate_object_meta(
-                    metadata,
-                    namespaced=self.resource.namespaced,
-                    name_validator=self.strategy.validate_name,
-                    path=METADATA,
-                )
+            errs = self._finish_validation(new, self.strategy.validate_update(new, old) + errs)
         if errs:
             raise errors.invalid(self.resource.kind, self.resource.group, metadata["name"], errs)
         if sub_strategy is None:

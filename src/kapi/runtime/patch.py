@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kapi.apimachinery.field_errors import go_quote
-from kapi.apimachinery.gotext import go_json_kind, go_sprint, go_type
+from kapi.apimachinery.gotext import go_json_kind, go_quote, go_sprint, go_type
 from kapi.runtime.objects import deep_copy
 from kapi.runtime.schema import List, Map, Schema, Struct
 

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import yaml
 
+from kapi.apimachinery.gojson import syntax_error
 from kapi.runtime import protobuf
 from kapi.runtime.protowire import ProtobufDecodeError
 
@@ -107,7 +108,8 @@ def decode(
     except UnicodeDecodeError:
         raise SyntaxDecodeError("json: invalid UTF-8 in input") from None
     except json.JSONDecodeError as exc:
-        detail = _go_json_error(exc)
+        # Go's scanner words the error; Python's decoder only says that there is one.
+        detail = syntax_error(body) or exc.msg
         raise SyntaxDecodeError(
             "couldn't get version/kind; json parse error: " + detail, detail
         ) from None
@@ -141,46 +143,6 @@ def _count_keys(node: Any) -> int:
     if isinstance(node, list):
         return sum(_count_keys(v) for v in node if isinstance(v, dict | list))
     return 0
-
-
-def _go_json_error(exc: json.JSONDecodeError) -> str:
-    """Word a Python JSON syntax error as Go's ``encoding/json`` does."""
-    doc, pos = exc.doc, exc.pos
-    if pos >= len(doc.rstrip()) or exc.msg.startswith("Unterminated string"):
-        return "unexpected end of JSON input"
-    char = doc[pos]
-    shown = "'\\''" if char == "'" else repr(char)
-    if exc.msg.startswith("Invalid \\escape"):
-        return f"invalid character {doc[pos + 1]!r} in string escape code"
-    if exc.msg.startswith("Invalid control character"):
-        return f"invalid character {shown} in string literal"
-    if exc.msg.startswith("Extra data"):
-        return f"invalid character {shown} after top-level value"
-    if exc.msg.startswith("Expecting property name"):
-        return f"invalid character {shown} looking for beginning of object key string"
-    if exc.msg.startswith("Expecting ':'"):
-        return f"invalid character {shown} after object key"
-    if exc.msg.startswith("Expecting ','"):
-        where = "object key:value pair" if _innermost_open(doc, pos) == "{" else "array element"
-        return f"invalid character {shown} after {where}"
-    return f"invalid character {shown} looking for beginning of value"
-
-
-def _innermost_open(doc: str, pos: int) -> str:
-    """The innermost bracket still open at ``pos`` (strings skipped)."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for ch in doc[:pos]:
-        if in_string:
-            escaped = not escaped and ch == "\\"
-            in_string = escaped or ch != '"'
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append(ch)
-        elif ch in "}]" and stack:
-            stack.pop()
-    return stack[-1] if stack else ""
 
 
 def _decode_protobuf(body: bytes, default_kind: tuple[str, str] | None) -> Decoded:

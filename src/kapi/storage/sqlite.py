@@ -403,6 +403,17 @@ class SQLiteStorage(Storage):
             if key.startswith(watcher.prefix):
                 watcher.queue.put_nowait(event)
 
+    def _written(self, key: str, revision: int, leased: bool, expires: float | None) -> None:
+        """After a create or update commits: the new revision, and the expiry timer told.
+
+        ``leased``: the write set or detached a lease (``expires`` from :meth:`_put_lease`).
+        """
+        self._revision = revision
+        if leased:
+            self._lease_written(key, expires)
+        elif self._expiry_unarmed:
+            self._arm_next_expiry()
+
     async def create(self, key: str, value: bytes, *, ttl: int = 0) -> KeyValue:
         revision = self._revision + 1
         leased = ttl > 0 or key in self._leased
@@ -413,13 +424,8 @@ class SQLiteStorage(Storage):
             # A re-create links to the delete row before it, as kine does.
             prev = latest[0] if latest is not None else 0
             self._execute(_INSERT, (revision, key, 1, 0, revision, prev, value, None))
-            if leased:
-                expires = self._put_lease(key, ttl)
-        self._revision = revision
-        if leased:
-            self._lease_written(key, expires)
-        elif self._expiry_unarmed:
-            self._arm_next_expiry()
+            expires = self._put_lease(key, ttl) if leased else None
+        self._written(key, revision, leased, expires)
         kv = KeyValue(key, value, revision, revision)
         if self._watchers:
             self._notify(key, WatchEvent(EventType.CREATED, revision, kv))
@@ -438,13 +444,8 @@ class SQLiteStorage(Storage):
             if prev != expected_revision:
                 raise ConflictError(key, KeyValue(key, old_value, create_revision, prev))
             self._execute(_INSERT, (revision, key, 0, 0, create_revision, prev, value, old_value))
-            if leased:
-                expires = self._put_lease(key, ttl)
-        self._revision = revision
-        if leased:
-            self._lease_written(key, expires)
-        elif self._expiry_unarmed:
-            self._arm_next_expiry()
+            expires = self._put_lease(key, ttl) if leased else None
+        self._written(key, revision, leased, expires)
         kv = KeyValue(key, value, create_revision, revision)
         if self._watchers:
             prev_kv = KeyValue(key, old_value, create_revision, prev)

@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Final
 
+from kapi.apimachinery.gotext import go_len
 from kapi.apimachinery.validation import is_dns1123_label, is_dns1123_subdomain
 
 FormatChecker = Callable[[str], bool]
@@ -119,12 +120,8 @@ is_base64 = _full("(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|
 _SSN = re.compile("[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}")
 
 
-def _blen(s: str) -> int:
-    return len(s.encode("utf-8", "surrogatepass"))
-
-
 def is_ssn(s: str) -> bool:
-    return _blen(s) == 11 and _SSN.fullmatch(s) is not None
+    return go_len(s) == 11 and _SSN.fullmatch(s) is not None
 
 
 def is_bson_object_id(s: str) -> bool:
@@ -220,9 +217,9 @@ def _hostname_class(ch: str) -> str:
 
 def is_hostname(s: str) -> bool:
     shape = "".join(map(_hostname_class, s))
-    if _HOSTNAME_SHAPE.fullmatch(shape) is None or _blen(s) > 255:
+    if _HOSTNAME_SHAPE.fullmatch(shape) is None or go_len(s) > 255:
         return False
-    return all(_blen(part) <= 63 for part in s.split("."))
+    return all(go_len(part) <= 63 for part in s.split("."))
 
 
 # --- IP addresses (net.ParseIP and the sloppy fork in k8s.io/utils/net) ----------------------

@@ -21,8 +21,6 @@ from typing import Any, Final
 
 from kapi.apimachinery.field_errors import (
     FieldError,
-    go_json,
-    go_quote,
     invalid,
     not_supported,
     render_value,
@@ -31,6 +29,7 @@ from kapi.apimachinery.field_errors import (
     too_many,
     type_invalid,
 )
+from kapi.apimachinery.gotext import go_json, go_quote
 
 IN_BODY: Final = "body"
 

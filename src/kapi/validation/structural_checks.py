@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from kapi.apimachinery.field_errors import FieldError, Path, duplicate, go_json, invalid, required
+from kapi.apimachinery.field_errors import FieldError, Path, duplicate, invalid, required
+from kapi.apimachinery.gotext import go_json
 from kapi.apimachinery.validation import (
     is_dns1035_label,
     name_is_path_segment,

@@ -1,4 +1,4 @@
-"""Calling webhooks: the shared client for CRD conversion and admission webhooks.
+"""Webhooks shared by CRD conversion and admission: the client and address validation.
 
 The counterpart of ``k8s.io/apiserver/pkg/util/webhook``.
 """
@@ -20,6 +20,7 @@ from kapi.webhook.errors import (
     WebhookTLSError,
     WebhookTransportError,
 )
+from kapi.webhook.validation import validate_webhook_service, validate_webhook_url
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -37,4 +38,6 @@ __all__ = [
     "WebhookTLSError",
     "WebhookTimeoutError",
     "WebhookTransportError",
+    "validate_webhook_service",
+    "validate_webhook_url",
 ]

@@ -23,7 +23,8 @@ from typing import Any
 import httpx
 import orjson
 
-from kapi.apimachinery.gotext import go_duration, go_json_kind, json_syntax_error
+from kapi.apimachinery.gojson import syntax_error
+from kapi.apimachinery.gotext import go_duration, go_json_kind
 from kapi.webhook.config import ServiceNotFound, ServiceResolver, WebhookClientConfig
 from kapi.webhook.errors import (
     WebhookConfigError,
@@ -241,9 +242,8 @@ def _decode_response(response: httpx.Response) -> Any:
     try:
         decoded = json.loads(response.content)
     except json.JSONDecodeError as err:
-        raise WebhookDecodeError(
-            f"couldn't get version/kind; json parse error: {json_syntax_error(err)}"
-        ) from None
+        detail = syntax_error(response.content) or err.msg
+        raise WebhookDecodeError(f"couldn't get version/kind; json parse error: {detail}") from None
     except UnicodeDecodeError:
         raise WebhookDecodeError(
             "couldn't get version/kind; json parse error: invalid UTF-8 in JSON"

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kapi.apimachinery.field_errors import go_quote
-from kapi.apimachinery.gotext import gvk_string
+from kapi.apimachinery.gotext import go_quote, gvk_string
 from kapi.apimachinery.unstructured import Object
 from kapi.runtime.objects import new_uid
 

@@ -22,9 +22,10 @@ import argparse
 import re
 from typing import Any
 
+from kapi.apimachinery.gotext import go_sprint
 from kapi.apimachinery.unstructured import Object
 from kapi.cli.commands.get import namespace_for, parse_targets
-from kapi.cli.commands.printers import align, go_sprint
+from kapi.cli.commands.printers import align
 from kapi.cli.commands.session import Session
 from kapi.client import ApiError
 

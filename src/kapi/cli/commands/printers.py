@@ -19,14 +19,11 @@ from typing import Any
 
 import yaml
 
+from kapi.apimachinery.gotext import go_html_escape, go_sprint
 from kapi.apimachinery.unstructured import Object
 
 #: Go's ``tabwriter`` padding as kubectl configures it.
 _PADDING = 3
-
-#: ``encoding/json`` escapes these even inside strings, and kubectl's JSON shows it.
-_GO_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
-_GO_JSON_ESCAPES.update({"\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 def align(rows: Sequence[Sequence[str]], padding: int = _PADDING) -> list[str]:
@@ -95,26 +92,10 @@ def _cell_text(value: Any) -> str:
     return text
 
 
-def go_sprint(value: Any) -> str:
-    """Go's ``fmt.Sprint`` of a decoded JSON value: ``true``, ``[a b]``, ``map[k:v]``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return "[" + " ".join(go_sprint(v) for v in value) + "]"
-    if isinstance(value, dict):
-        pairs = (f"{k}:{go_sprint(value[k])}" for k in sorted(value))
-        return "map[" + " ".join(pairs) + "]"
-    return str(value)
-
-
 def to_json(obj: Any) -> str:
     """kubectl's ``-o json``: ``json.MarshalIndent(obj, "", "    ")`` and a newline."""
-    text = json.dumps(obj, indent=4, sort_keys=True, ensure_ascii=False)
-    for char, escape in _GO_JSON_ESCAPES.items():
-        text = text.replace(char, escape)
-    return text + "\n"
+    # encoding/json escapes HTML characters even inside strings, and kubectl's JSON shows it.
+    return go_html_escape(json.dumps(obj, indent=4, sort_keys=True, ensure_ascii=False)) + "\n"
 
 
 class _GoStyleDumper(yaml.SafeDumper):

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from kapi.apimachinery.field_errors import go_quote
+from kapi.apimachinery.gotext import go_quote
 from kapi.cli.commands.resources import Discovery, ResourceInfo, UnknownResourceError
 from kapi.client import (
     ApiError,

@@ -535,3 +535,15 @@ def own_params(route: Route, shared: Shared) -> list[Param]:
 def gvk_dict(gvk: tuple[str, str, str]) -> Object:
     group, version, kind = gvk
     return {"group": group, "version": version, "kind": kind}
+
+
+def finish_operation(op: Object, route: Route, responses: Object) -> Object:
+    """How every operation ends in both specs: its ``responses`` (plus ``401``), then
+    the Kubernetes extensions ``x-kubernetes-action`` and ``-group-version-kind``."""
+    responses["401"] = {"description": "Unauthorized"}
+    op["responses"] = responses
+    if route.action:
+        op["x-kubernetes-action"] = route.action
+    if route.gvk is not None:
+        op["x-kubernetes-group-version-kind"] = gvk_dict(route.gvk)
+    return op

@@ -31,6 +31,7 @@ from kapi.endpoints.openapi.routes import (
     Param,
     Route,
     Shared,
+    finish_operation,
     group_version_routes,
     gvk_dict,
     own_params,
@@ -217,13 +218,7 @@ def _operation(route: Route, shared: Shared) -> Object:
             "description": response.description,
             "content": {media: schema_ref for media in sorted(route.produces)},
         }
-    responses["401"] = {"description": "Unauthorized"}
-    op["responses"] = responses
-    if route.action:
-        op["x-kubernetes-action"] = route.action
-    if route.gvk is not None:
-        op["x-kubernetes-group-version-kind"] = gvk_dict(route.gvk)
-    return op
+    return finish_operation(op, route, responses)
 
 
 def _param(param: Param) -> Object:

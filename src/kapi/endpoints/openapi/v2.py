@@ -37,7 +37,7 @@ from kapi.endpoints.openapi.routes import (
     Param,
     Route,
     Shared,
-    gvk_dict,
+    finish_operation,
     own_params,
     path_items,
 )
@@ -172,13 +172,7 @@ def _operation(route: Route, shared: Shared) -> Object:
         str(r.code): {"description": r.description, "schema": {"$ref": _V2_REF + r.definition}}
         for r in route.responses
     }
-    responses["401"] = {"description": "Unauthorized"}
-    op["responses"] = responses
-    if route.action:
-        op["x-kubernetes-action"] = route.action
-    if route.gvk is not None:
-        op["x-kubernetes-group-version-kind"] = gvk_dict(route.gvk)
-    return op
+    return finish_operation(op, route, responses)
 
 
 def _param(param: Param) -> Object:

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from kapi.apimachinery.field_errors import go_format_float, go_json, go_quote
+from kapi.apimachinery.gotext import go_format_float, go_json, go_quote
 
 PathElement = str
 Path = tuple[PathElement, ...]
@@ -245,13 +245,10 @@ class FieldSet:
                     children[pe] = mine
                     continue
                 rest = mine.difference(theirs)
-                if rest is not mine:
-                    changed = True
+                changed |= rest is not mine
                 if rest:
                     children[pe] = rest
-        if not changed:
-            return self
-        return FieldSet(set(members), children) if members or children else EMPTY
+        return self._remainder(changed, members, children)
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:
         """``Set.RecursiveDifference``: a member of ``other`` also removes what lies below it."""
@@ -266,10 +263,16 @@ class FieldSet:
                 continue
             theirs = other.children.get(pe)
             rest = mine if theirs is None else mine.recursive_difference(theirs)
-            if rest is not mine:
-                changed = True
+            changed |= rest is not mine
             if rest:
                 children[pe] = rest
+        return self._remainder(changed, members, children)
+
+    def _remainder(
+        self, changed: bool, members: set[PathElement], children: dict[PathElement, FieldSet]
+    ) -> FieldSet:
+        """What a difference leaves: ``self`` itself when it removed nothing (so callers
+        can tell by identity), else the rest, or ``EMPTY`` when nothing is left."""
         if not changed:
             return self
         return FieldSet(set(members), children) if members or children else EMPTY

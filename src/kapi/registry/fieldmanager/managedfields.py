@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from kapi.apimachinery import errors
-from kapi.apimachinery.field_errors import go_json, go_quote
+from kapi.apimachinery.gotext import go_json, go_quote
 from kapi.registry.fieldmanager.fieldpath import (
     FieldSet,
     FieldsV1Error,

@@ -30,7 +30,7 @@ import logging
 from typing import Any
 
 from kapi.apimachinery import errors
-from kapi.apimachinery.field_errors import go_json
+from kapi.apimachinery.gotext import go_json
 from kapi.apimachinery.unstructured import Object
 from kapi.apimachinery.validation import (
     FIELD_MANAGER_MAX_LENGTH,

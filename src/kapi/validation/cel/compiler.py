@@ -18,7 +18,8 @@ from typing import Any, Final
 from cel_expr_python import cel
 
 from kapi.apimachinery import field_errors
-from kapi.apimachinery.field_errors import ErrorType, FieldError, Path, go_quote
+from kapi.apimachinery.field_errors import ErrorType, FieldError, Path
+from kapi.apimachinery.gotext import go_quote
 from kapi.validation.cel import checked, cost, library, strformat
 from kapi.validation.structural import rule_errors
 
@@ -408,6 +409,15 @@ class NodeRules:
     errors: list[FieldError]
     max_cost: list[tuple[Path, int]]  # (path of rule/messageExpression, cost x cardinality)
 
+    def record_cost(self, path: Path, what: str, estimated: int) -> None:
+        """Keep an expression's estimated cost, with an error when it is over the limit."""
+        limit = cost.STATIC_ESTIMATED_COST_LIMIT
+        if estimated > limit:
+            self.errors.append(
+                field_errors.forbidden(path, cost_error_message(what, estimated, limit))
+            )
+        self.max_cost.append((path, estimated))
+
 
 def _schema_checks(
     i: int, rule: dict[str, Any], base: Path, schema: dict[str, Any]
@@ -497,17 +507,7 @@ def compile_node(
                 )
                 continue
         program = _runtime_program(check_env, program, ast)
-        rule_cost = _static_cost(ast, schema) * factor
-        if rule_cost > cost.STATIC_ESTIMATED_COST_LIMIT:
-            errs.append(
-                field_errors.forbidden(
-                    p.child("rule"),
-                    cost_error_message(
-                        "estimated rule cost", rule_cost, cost.STATIC_ESTIMATED_COST_LIMIT
-                    ),
-                )
-            )
-        out.max_cost.append((p.child("rule"), rule_cost))
+        out.record_cost(p.child("rule"), "estimated rule cost", _static_cost(ast, schema) * factor)
         message_program, message_ast = None, None
         mexpr = rule.get("messageExpression") or ""
         if mexpr:
@@ -532,19 +532,11 @@ def compile_node(
                 )
                 continue
             message_program = _runtime_program(env, message_program, message_ast)
-            mcost = _static_cost(message_ast, schema) * factor
-            if mcost > cost.STATIC_ESTIMATED_COST_LIMIT:
-                errs.append(
-                    field_errors.forbidden(
-                        p.child("messageExpression"),
-                        cost_error_message(
-                            "estimated messageExpression cost",
-                            mcost,
-                            cost.STATIC_ESTIMATED_COST_LIMIT,
-                        ),
-                    )
-                )
-            out.max_cost.append((p.child("messageExpression"), mcost))
+            out.record_cost(
+                p.child("messageExpression"),
+                "estimated messageExpression cost",
+                _static_cost(message_ast, schema) * factor,
+            )
         if not uses_old_self and rule.get("optionalOldSelf") is not None:
             errs.append(
                 field_errors.invalid(

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 from cel_expr_python import cel
 
-from kapi.apimachinery.field_errors import go_quote
+from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.quantity import QuantityError, parse_quantity
 from kapi.apimachinery.validation import (
     is_qualified_name,

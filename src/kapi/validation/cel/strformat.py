@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from cel_expr_python import cel
 
-from kapi.apimachinery.field_errors import go_format_float, go_quote
+from kapi.apimachinery.gotext import GO_SHORT_ESCAPES, go_format_fixed, go_format_float, go_quote
 from kapi.validation.cel import checked
 
 _DEFAULT_PRECISION: Final = 6
@@ -245,15 +245,6 @@ def _octal_clause(v: Any) -> str:
     return format(v, "o")
 
 
-def _go_fixed6(f: float) -> str:
-    """Go ``%.6f``: doubles inside lists and maps."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    return f"{f:.6f}"
-
-
 def _element(v: Any) -> str:
     """A list element or map value: formatted by its type, quoted to read as CEL."""
     if v is None or isinstance(v, bool | str | bytes | bytearray | cel.Type):
@@ -261,7 +252,7 @@ def _element(v: Any) -> str:
     elif _is_int(v):
         text = str(v)
     elif isinstance(v, float):
-        text = _go_fixed6(v)
+        text = go_format_fixed(v)  # cel-go prints doubles in lists and maps with %.6f
     elif isinstance(v, datetime.datetime):
         return f'timestamp("{_timestamp(v)}")'
     elif isinstance(v, datetime.timedelta):
@@ -418,19 +409,7 @@ def quote(s: str) -> str:
     return '"' + s.translate(_QUOTE_ESCAPES) + '"'
 
 
-_QUOTE_ESCAPES: Final = str.maketrans(
-    {
-        "\a": "\\a",
-        "\b": "\\b",
-        "\f": "\\f",
-        "\n": "\\n",
-        "\r": "\\r",
-        "\t": "\\t",
-        "\v": "\\v",
-        "\\": "\\\\",
-        '"': '\\"',
-    }
-)
+_QUOTE_ESCAPES: Final = str.maketrans({**GO_SHORT_ESCAPES, "\\": "\\\\", '"': '\\"'})
 
 
 def join(items: list[Any], separator: str = "") -> str:

@@ -1,44 +1,53 @@
 """Validation of ``CustomResourceDefinition`` objects (``apiextensions.k8s.io/v1``).
 
 The Python counterpart of apiextensions-apiserver
-``pkg/apis/apiextensions/validation/validation.go``. Upstream validates the
-*internal* form of a CRD, after conversion from v1, and users see that form in
-their errors:
+``pkg/apis/apiextensions/validation/validation.go``, which sits beside the API
+types upstream; here it sits beside :mod:`kapi.apis.apiextensions_v1`, whose
+strategy calls it. Upstream checks the internal form of a CRD
+(:mod:`kapi.apis.crd_internal`), so errors carry its paths:
 
-* per-version ``schema``, ``subresources``, ``additionalPrinterColumns`` and
-  ``selectableFields`` that are identical in every version are hoisted to the
-  top level, so a single-version CRD reports ``spec.validation.openAPIV3Schema``,
-  ``spec.subresources.scale...`` and ``spec.additionalPrinterColumns[0]...``;
-* ``spec.conversion.webhook.{clientConfig,conversionReviewVersions}`` become
-  ``spec.conversion.{webhookClientConfig,conversionReviewVersions}``;
-* structs shown as bad values (``spec.versions``) are rendered as Go's
-  ``encoding/json`` writes the untagged internal types: Go field names, every
-  field, ``null`` for nil.
+* hoisted fields report ``spec.validation.openAPIV3Schema``,
+  ``spec.subresources.scale...`` and ``spec.additionalPrinterColumns[0]...``
+  for a CRD whose versions all agree;
+* ``spec.conversion.webhook.{clientConfig,conversionReviewVersions}`` report
+  as ``spec.conversion.{webhookClientConfig,conversionReviewVersions}``;
+* bad values that are structs print as Go's ``encoding/json`` writes them.
 
 This module reproduces those paths, texts and the order of errors. The
 OpenAPI schemas themselves are checked by :mod:`kapi.validation.structural`
-and :mod:`kapi.validation.cel`, called from here at the internal path.
+and :mod:`kapi.validation.cel`, called from here at the internal path; webhook
+addresses by :mod:`kapi.webhook.validation`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from kapi.apimachinery import field_errors
-from kapi.apimachinery.field_errors import FieldError, OrderedStruct, Path
+from kapi.apimachinery.field_errors import FieldError, Path
+from kapi.apimachinery.gotext import go_len, go_quote
 from kapi.apimachinery.validation import (
-    inclusive_range_error,
     is_dns1035_label,
     is_dns1123_subdomain,
     name_is_dns_subdomain,
     validate_immutable_field,
     validate_object_meta,
 )
+from kapi.apis.crd_internal import (
+    SCHEMA_FIELDS,
+    InternalSpec,
+    as_dict,
+    as_list,
+    as_str,
+    go_schema,
+    has_status,
+    root_schema,
+)
+from kapi.webhook import validate_webhook_service, validate_webhook_url
 
 PRINTER_COLUMN_TYPES: Final = ("boolean", "date", "integer", "number", "string")
 PRINTER_COLUMN_FORMATS: Final = (
@@ -59,349 +68,12 @@ KUBE_API_APPROVED_ANNOTATION: Final = "api-approved.kubernetes.io"
 
 _SCOPES: Final = ("Cluster", "Namespaced")
 _STRATEGIES: Final = ("None", "Webhook")
-_URL_FORM: Final = "; desired format: https://host[/path]"
 _SPEC: Final = Path("spec")
 _STATUS: Final = Path("status")
 _ANNOTATIONS: Final = Path("metadata", "annotations")
 
 
-# --- small accessors: the wire form is JSON, so tolerate wrong types -----------------------
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any] | None:
-    """A JSON array, or None when absent (Go's nil slice)."""
-    return value if isinstance(value, list) else None
-
-
-def _go_len(s: str) -> int:
-    """Go ``len``: UTF-8 bytes (lone surrogates count as Go's 3-byte U+FFFD)."""
-    return len(s.encode("utf-8", "surrogatepass"))
-
-
-# --- Go rendering of the internal types (bad values) ---------------------------------------
-
-# (Go field name, v1 JSON key, kind) of internal JSONSchemaProps, in struct order.
-# Kinds: s string, b bool, p pointer or JSON value, l slice of scalars, S schema
-# pointer, L schema slice, M schema map, A JSONSchemaPropsOrArray, B
-# JSONSchemaPropsOrBool, D dependencies, E external docs, R validation rules.
-_SCHEMA_FIELDS: Final = (
-    ("ID", "id", "s"),
-    ("Schema", "$schema", "s"),
-    ("Ref", "$ref", "p"),
-    ("Description", "description", "s"),
-    ("Type", "type", "s"),
-    ("Nullable", "nullable", "b"),
-    ("Format", "format", "s"),
-    ("Title", "title", "s"),
-    ("Default", "default", "p"),
-    ("Maximum", "maximum", "p"),
-    ("ExclusiveMaximum", "exclusiveMaximum", "b"),
-    ("Minimum", "minimum", "p"),
-    ("ExclusiveMinimum", "exclusiveMinimum", "b"),
-    ("MaxLength", "maxLength", "p"),
-    ("MinLength", "minLength", "p"),
-    ("Pattern", "pattern", "s"),
-    ("MaxItems", "maxItems", "p"),
-    ("MinItems", "minItems", "p"),
-    ("UniqueItems", "uniqueItems", "b"),
-    ("MultipleOf", "multipleOf", "p"),
-    ("Enum", "enum", "l"),
-    ("MaxProperties", "maxProperties", "p"),
-    ("MinProperties", "minProperties", "p"),
-    ("Required", "required", "l"),
-    ("Items", "items", "A"),
-    ("AllOf", "allOf", "L"),
-    ("OneOf", "oneOf", "L"),
-    ("AnyOf", "anyOf", "L"),
-    ("Not", "not", "S"),
-    ("Properties", "properties", "M"),
-    ("AdditionalProperties", "additionalProperties", "B"),
-    ("PatternProperties", "patternProperties", "M"),
-    ("Dependencies", "dependencies", "D"),
-    ("AdditionalItems", "additionalItems", "B"),
-    ("Definitions", "definitions", "M"),
-    ("ExternalDocs", "externalDocs", "E"),
-    ("Example", "example", "p"),
-    ("XPreserveUnknownFields", "x-kubernetes-preserve-unknown-fields", "p"),
-    ("XEmbeddedResource", "x-kubernetes-embedded-resource", "b"),
-    ("XIntOrString", "x-kubernetes-int-or-string", "b"),
-    ("XListMapKeys", "x-kubernetes-list-map-keys", "l"),
-    ("XListType", "x-kubernetes-list-type", "p"),
-    ("XMapType", "x-kubernetes-map-type", "p"),
-    ("XValidations", "x-kubernetes-validations", "R"),
-)
-
-#: Internal JSONSchemaProps fields allowed at the root when the status subresource is on.
-_ALLOWED_AT_STATUS_ROOT: Final = (
-    "Description",
-    "Type",
-    "Format",
-    "Title",
-    "Maximum",
-    "ExclusiveMaximum",
-    "Minimum",
-    "ExclusiveMinimum",
-    "MaxLength",
-    "MinLength",
-    "Pattern",
-    "MaxItems",
-    "MinItems",
-    "UniqueItems",
-    "MultipleOf",
-    "Required",
-    "Items",
-    "Properties",
-    "ExternalDocs",
-    "Example",
-    "XPreserveUnknownFields",
-    "XValidations",
-)
-
-
-def _go_schema(s: Any) -> OrderedStruct | None:
-    """An ``openAPIV3Schema`` as Go marshals internal ``*JSONSchemaProps``."""
-    if not isinstance(s, dict):
-        return None
-    out = OrderedStruct()
-    for go_name, key, kind in _SCHEMA_FIELDS:
-        out[go_name] = _GO_SCHEMA_KINDS[kind](s.get(key))
-    return out
-
-
-def _go_schema_list(v: Any) -> list[Any] | None:
-    return None if not isinstance(v, list) else [_go_schema(x) for x in v]
-
-
-def _go_schema_map(v: Any) -> dict[str, Any] | None:
-    return None if not isinstance(v, dict) else {k: _go_schema(x) for k, x in v.items()}
-
-
-def _go_or_array(v: Any) -> OrderedStruct | None:
-    if isinstance(v, list):
-        return OrderedStruct(Schema=None, JSONSchemas=_go_schema_list(v))
-    return None if v is None else OrderedStruct(Schema=_go_schema(v), JSONSchemas=None)
-
-
-def _go_or_bool(v: Any) -> OrderedStruct | None:
-    if isinstance(v, bool):
-        return OrderedStruct(Allows=v, Schema=None)
-    return None if v is None else OrderedStruct(Allows=True, Schema=_go_schema(v))
-
-
-def _go_dependencies(v: Any) -> dict[str, Any] | None:
-    if not isinstance(v, dict):
-        return None
-    return {
-        k: OrderedStruct(Schema=None, Property=x)
-        if isinstance(x, list)
-        else OrderedStruct(Schema=_go_schema(x), Property=None)
-        for k, x in v.items()
-    }
-
-
-def _go_docs(v: Any) -> OrderedStruct | None:
-    if not isinstance(v, dict):
-        return None
-    return OrderedStruct(Description=_str(v.get("description")), URL=_str(v.get("url")))
-
-
-def _go_rules(v: Any) -> list[Any] | None:
-    if not isinstance(v, list):
-        return None
-    return [
-        OrderedStruct(
-            Rule=_str(r.get("rule")),
-            Message=_str(r.get("message")),
-            MessageExpression=_str(r.get("messageExpression")),
-            Reason=r.get("reason"),
-            FieldPath=_str(r.get("fieldPath")),
-            OptionalOldSelf=r.get("optionalOldSelf"),
-        )
-        for r in map(_dict, v)
-    ]
-
-
-_GO_SCHEMA_KINDS: Final[dict[str, Callable[[Any], Any]]] = {
-    "s": _str,
-    "b": lambda v: v is True,
-    "p": lambda v: v,
-    "l": lambda v: v if isinstance(v, list) else None,
-    "S": _go_schema,
-    "L": _go_schema_list,
-    "M": _go_schema_map,
-    "A": _go_or_array,
-    "B": _go_or_bool,
-    "D": _go_dependencies,
-    "E": _go_docs,
-    "R": _go_rules,
-}
-
-
-def _go_validation(v: Any) -> OrderedStruct | None:
-    """Internal ``*CustomResourceValidation``."""
-    return (
-        None
-        if v is None
-        else OrderedStruct(OpenAPIV3Schema=_go_schema(_dict(v).get("openAPIV3Schema")))
-    )
-
-
-def _go_subresources(v: Any) -> OrderedStruct | None:
-    if v is None:
-        return None
-    sub = _dict(v)
-    scale = sub.get("scale")
-    return OrderedStruct(
-        Status=None if sub.get("status") is None else OrderedStruct(),
-        Scale=None
-        if scale is None
-        else OrderedStruct(
-            SpecReplicasPath=_str(_dict(scale).get("specReplicasPath")),
-            StatusReplicasPath=_str(_dict(scale).get("statusReplicasPath")),
-            LabelSelectorPath=_dict(scale).get("labelSelectorPath"),
-        ),
-    )
-
-
-def _go_columns(v: Any) -> list[Any] | None:
-    if not isinstance(v, list):
-        return None
-    return [
-        OrderedStruct(
-            Name=_str(c.get("name")),
-            Type=_str(c.get("type")),
-            Format=_str(c.get("format")),
-            Description=_str(c.get("description")),
-            Priority=c.get("priority") or 0,
-            JSONPath=_str(c.get("jsonPath")),
-        )
-        for c in map(_dict, v)
-    ]
-
-
-def _go_selectable_fields(v: Any) -> list[Any] | None:
-    if not isinstance(v, list):
-        return None
-    return [OrderedStruct(JSONPath=_str(_dict(f).get("jsonPath"))) for f in v]
-
-
-def _semantic(value: Any) -> Any:
-    """A key for ``apiequality.Semantic.DeepEqual``, which equates nil and empty containers."""
-    if isinstance(value, dict):
-        return {k: _semantic(v) for k, v in value.items()} or None
-    if isinstance(value, list):
-        return [_semantic(v) for v in value] or None
-    return value
-
-
-# --- the internal form ---------------------------------------------------------------------
-
-# (v1 version key, internal spec key, internal version field, Go renderer), in the
-# internal CustomResourceDefinitionVersion's field order.
-_HOISTED: Final = (
-    ("schema", "validation", "Schema", _go_validation),
-    ("subresources", "subresources", "Subresources", _go_subresources),
-    (
-        "additionalPrinterColumns",
-        "additionalPrinterColumns",
-        "AdditionalPrinterColumns",
-        _go_columns,
-    ),
-    ("selectableFields", "selectableFields", "SelectableFields", _go_selectable_fields),
-)
-
-
-@dataclass
-class _Spec:
-    """The parts of internal ``CustomResourceDefinitionSpec`` validation looks at.
-
-    ``top`` holds hoisted values (v1 wire form) under their internal keys;
-    ``per_version`` the same for each version, None where hoisted.
-    """
-
-    raw: dict[str, Any]
-    versions: list[dict[str, Any]] | None
-    top: dict[str, Any] = dataclass_field(default_factory=dict)
-    per_version: list[dict[str, Any]] = dataclass_field(default_factory=list)
-
-    @classmethod
-    def from_v1(cls, spec: dict[str, Any]) -> _Spec:
-        """Upstream ``Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_...``."""
-        raw_versions = _list(spec.get("versions"))
-        versions = None if raw_versions is None else [_dict(v) for v in raw_versions]
-        out = cls(spec, versions, per_version=[{} for _ in versions or ()])
-        for key, internal_key, _, render in _HOISTED:
-            values = [v.get(key) for v in versions or ()]
-            first = _semantic(render(values[0])) if values else None
-            identical = bool(values) and all(_semantic(render(v)) == first for v in values)
-            out.top[internal_key] = values[0] if identical else None
-            for i, value in enumerate(values):
-                out.per_version[i][internal_key] = None if identical else value
-        return out
-
-    @property
-    def preserve_unknown_fields(self) -> bool:
-        return self.raw.get("preserveUnknownFields") is True
-
-    def names(self) -> dict[str, Any]:
-        return _dict(self.raw.get("names"))
-
-    def go_versions(self) -> list[Any] | None:
-        """``spec.Versions`` as upstream prints it in ``spec.versions`` errors."""
-        if self.versions is None:
-            return None
-        out = []
-        for version, hoisted in zip(self.versions, self.per_version, strict=True):
-            go = OrderedStruct(
-                Name=_str(version.get("name")),
-                Served=version.get("served") is True,
-                Storage=version.get("storage") is True,
-                Deprecated=version.get("deprecated") is True,
-                DeprecationWarning=version.get("deprecationWarning"),
-            )
-            for _, internal_key, go_name, render in _HOISTED:
-                go[go_name] = render(hoisted[internal_key])
-            out.append(go)
-        return out
-
-    def subresources_for(self, i: int) -> Any:
-        """Upstream ``getSubresourcesForVersion``."""
-        per_version = any(v["subresources"] is not None for v in self.per_version)
-        return self.per_version[i]["subresources"] if per_version else self.top["subresources"]
-
-    def any_status_enabled(self) -> bool:
-        return _status_enabled(self.top["subresources"]) or any(
-            _status_enabled(v["subresources"]) for v in self.per_version
-        )
-
-    def all_versions_have_schema(self) -> bool:
-        """Upstream ``allVersionsSpecifyOpenAPISchema``."""
-        if _root_schema(self.top["validation"]) is not None:
-            return True
-        return all(_root_schema(v["validation"]) is not None for v in self.per_version)
-
-    def schemas(self) -> Iterable[dict[str, Any]]:
-        for validation in [self.top["validation"], *(v["validation"] for v in self.per_version)]:
-            root = _root_schema(validation)
-            if root is not None:
-                yield root
-
-
-def _status_enabled(subresources: Any) -> bool:
-    return isinstance(subresources, dict) and subresources.get("status") is not None
-
-
-def _root_schema(validation: Any) -> dict[str, Any] | None:
-    schema = _dict(validation).get("openAPIV3Schema")
-    return schema if isinstance(schema, dict) else None
+# --- schema walks ------------------------------------------------------------------------
 
 
 def schema_has(schema: Any, pred: Callable[[dict[str, Any]], bool]) -> bool:
@@ -415,7 +87,7 @@ def schema_has(schema: Any, pred: Callable[[dict[str, Any]], bool]) -> bool:
         value = schema.get(key)
         children.extend(value if isinstance(value, list) else [value])
     for key in ("properties", "patternProperties", "definitions", "dependencies"):
-        children.extend(_dict(schema.get(key)).values())
+        children.extend(as_dict(schema.get(key)).values())
     children += [
         schema.get("not"),
         schema.get("additionalProperties"),
@@ -449,7 +121,7 @@ class _Options:
     require_recognized_review_version: bool = True
     require_immutable_names: bool = False
     require_openapi_schema: bool = True
-    old_spec: _Spec | None = None
+    old_spec: InternalSpec | None = None
     allow_too_many_selectable_fields: frozenset[str] = frozenset()
 
     def old_schemas_non_structural(self) -> bool:
@@ -460,17 +132,19 @@ class _Options:
 
 
 def _established(crd: dict[str, Any]) -> bool:
-    conditions = _list(_dict(crd.get("status")).get("conditions")) or []
+    conditions = as_list(as_dict(crd.get("status")).get("conditions")) or []
     return any(
-        _dict(c).get("type") == "Established" and _dict(c).get("status") == "True"
+        as_dict(c).get("type") == "Established" and as_dict(c).get("status") == "True"
         for c in conditions
     )
 
 
 def _update_options(new: dict[str, Any], old: dict[str, Any]) -> _Options:
-    old_spec = _Spec.from_v1(_dict(old.get("spec")))
+    old_spec = InternalSpec.from_v1(as_dict(old.get("spec")))
     conversion = old_spec.raw.get("conversion")
-    review_versions = _list(_dict(_dict(conversion).get("webhook")).get("conversionReviewVersions"))
+    review_versions = as_list(
+        as_dict(as_dict(conversion).get("webhook")).get("conversionReviewVersions")
+    )
     return _Options(
         require_recognized_review_version=conversion is None
         or not review_versions
@@ -479,7 +153,7 @@ def _update_options(new: dict[str, Any], old: dict[str, Any]) -> _Options:
         require_openapi_schema=old_spec.all_versions_have_schema(),
         old_spec=old_spec,
         allow_too_many_selectable_fields=_unchanged_oversized_selectable_fields(
-            _dict(new.get("spec")), old_spec
+            as_dict(new.get("spec")), old_spec
         ),
     )
 
@@ -494,22 +168,22 @@ def _is_non_structural(schema: dict[str, Any]) -> bool:
 
 
 def _unchanged_oversized_selectable_fields(
-    new_spec: dict[str, Any], old_spec: _Spec
+    new_spec: dict[str, Any], old_spec: InternalSpec
 ) -> frozenset[str]:
     """Versions (by name) whose over-limit selectableFields are kept unchanged on update."""
     new_by_name = {
-        _str(v.get("name")): v for v in map(_dict, _list(new_spec.get("versions")) or [])
+        as_str(v.get("name")): v for v in map(as_dict, as_list(new_spec.get("versions")) or [])
     }
     allowed = set()
     for old_version in old_spec.versions or ():
-        fields = _list(old_version.get("selectableFields")) or []
-        new_version = new_by_name.get(_str(old_version.get("name")))
+        fields = as_list(old_version.get("selectableFields")) or []
+        new_version = new_by_name.get(as_str(old_version.get("name")))
         if (
             len(fields) > MAX_SELECTABLE_FIELDS
             and new_version is not None
             and new_version.get("selectableFields") == fields
         ):
-            allowed.add(_str(old_version.get("name")))
+            allowed.add(as_str(old_version.get("name")))
     return frozenset(allowed)
 
 
@@ -522,9 +196,9 @@ def validate_crd(crd: dict[str, Any]) -> list[FieldError]:
     Includes ObjectMeta validation, because the CRD's name rule depends on its
     spec (``spec.names.plural + "." + spec.group``).
     """
-    spec = _dict(crd.get("spec"))
-    names = _dict(spec.get("names"))
-    required_name = _str(names.get("plural")) + "." + _str(spec.get("group"))
+    spec = as_dict(crd.get("spec"))
+    names = as_dict(spec.get("names"))
+    required_name = as_str(names.get("plural")) + "." + as_str(spec.get("group"))
 
     def name_validator(name: str, prefix: bool) -> list[str]:
         messages = name_is_dns_subdomain(name, prefix)
@@ -533,10 +207,10 @@ def validate_crd(crd: dict[str, Any]) -> list[FieldError]:
         return messages
 
     errs = validate_object_meta(
-        _dict(crd.get("metadata")), namespaced=False, name_validator=name_validator
+        as_dict(crd.get("metadata")), namespaced=False, name_validator=name_validator
     )
-    errs += _validate_spec(_Spec.from_v1(spec), _Options())
-    errs += validate_crd_status(_dict(crd.get("status")), spec, _STATUS)
+    errs += _validate_spec(InternalSpec.from_v1(spec), _Options())
+    errs += validate_crd_status(as_dict(crd.get("status")), spec, _STATUS)
     errs += _validate_api_approval(crd, None)
     errs += _validate_preserve_unknown_fields(spec, None)
     return errs
@@ -548,13 +222,13 @@ def validate_crd_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldE
     The generic store validates the ObjectMeta update itself
     (``validate_object_meta_update``); everything after it is here, in order.
     """
-    spec = _dict(new.get("spec"))
+    spec = as_dict(new.get("spec"))
     errs = _validate_spec_update(
-        _Spec.from_v1(spec), _dict(old.get("spec")), _update_options(new, old)
+        InternalSpec.from_v1(spec), as_dict(old.get("spec")), _update_options(new, old)
     )
-    errs += validate_crd_status(_dict(new.get("status")), spec, _STATUS)
+    errs += validate_crd_status(as_dict(new.get("status")), spec, _STATUS)
     errs += _validate_api_approval(new, old)
-    errs += _validate_preserve_unknown_fields(spec, _dict(old.get("spec")))
+    errs += _validate_preserve_unknown_fields(spec, as_dict(old.get("spec")))
     return errs
 
 
@@ -570,11 +244,11 @@ def validate_crd_status(
     Upstream's status-subresource update (``ValidateUpdateCustomResourceDefinitionStatus``)
     checks only ``acceptedNames``; pass ``stored_versions=False`` to match it.
     """
-    errs = _validate_names(_dict(status.get("acceptedNames")), path.child("acceptedNames"))
+    errs = _validate_names(as_dict(status.get("acceptedNames")), path.child("acceptedNames"))
     if stored_versions:
         errs += _validate_stored_versions(
-            _list(status.get("storedVersions")),
-            [_dict(v) for v in _list(spec.get("versions")) or ()],
+            as_list(status.get("storedVersions")),
+            [as_dict(v) for v in as_list(spec.get("versions")) or ()],
             path.child("storedVersions"),
         )
     return errs
@@ -613,16 +287,16 @@ def _validate_names(names: dict[str, Any], path: Path) -> list[FieldError]:
     """``ValidateCustomResourceDefinitionNames``: format only; presence is checked by the spec."""
     errs: list[FieldError] = []
     for key in ("plural", "singular"):
-        value = _str(names.get(key))
+        value = as_str(names.get(key))
         if value and (messages := is_dns1035_label(value)):
             errs.append(field_errors.invalid(path.child(key), value, ",".join(messages)))
     for key in ("kind", "listKind"):
-        value = _str(names.get(key))
+        value = as_str(names.get(key))
         if value and (messages := is_dns1035_label(value.lower())):
             detail = "may have mixed case, but should otherwise match: " + ",".join(messages)
             errs.append(field_errors.invalid(path.child(key), value, detail))
     errs += _validate_label_list(names.get("shortNames"), path.child("shortNames"))
-    kind = _str(names.get("kind"))
+    kind = as_str(names.get("kind"))
     if kind and kind == names.get("listKind"):
         errs.append(
             field_errors.invalid(
@@ -635,8 +309,8 @@ def _validate_names(names: dict[str, Any], path: Path) -> list[FieldError]:
 
 def _validate_label_list(values: Any, path: Path) -> list[FieldError]:
     errs = []
-    for i, value in enumerate(_list(values) or ()):
-        if messages := is_dns1035_label(_str(value)):
+    for i, value in enumerate(as_list(values) or ()):
+        if messages := is_dns1035_label(as_str(value)):
             errs.append(field_errors.invalid(path.index(i), value, ",".join(messages)))
     return errs
 
@@ -645,31 +319,31 @@ def _validate_label_list(values: Any, path: Path) -> list[FieldError]:
 
 
 def _validate_spec_update(
-    spec: _Spec, old_spec: dict[str, Any], opts: _Options
+    spec: InternalSpec, old_spec: dict[str, Any], opts: _Options
 ) -> list[FieldError]:
     """Storage-affecting fields are pinned: scope and kind once established, group and plural
     always (they make up the CRD's name)."""
     errs = _validate_spec(spec, opts)
-    names, old_names = spec.names(), _dict(old_spec.get("names"))
+    names, old_names = spec.names(), as_dict(old_spec.get("names"))
     if opts.require_immutable_names:
         errs += validate_immutable_field(
-            _str(spec.raw.get("scope")), _str(old_spec.get("scope")), _SPEC.child("scope")
+            as_str(spec.raw.get("scope")), as_str(old_spec.get("scope")), _SPEC.child("scope")
         )
         errs += validate_immutable_field(
-            _str(names.get("kind")), _str(old_names.get("kind")), _SPEC.child("names", "kind")
+            as_str(names.get("kind")), as_str(old_names.get("kind")), _SPEC.child("names", "kind")
         )
     errs += validate_immutable_field(
-        _str(spec.raw.get("group")), _str(old_spec.get("group")), _SPEC.child("group")
+        as_str(spec.raw.get("group")), as_str(old_spec.get("group")), _SPEC.child("group")
     )
     errs += validate_immutable_field(
-        _str(names.get("plural")), _str(old_names.get("plural")), _SPEC.child("names", "plural")
+        as_str(names.get("plural")), as_str(old_names.get("plural")), _SPEC.child("names", "plural")
     )
     return errs
 
 
-def _validate_spec(spec: _Spec, opts: _Options) -> list[FieldError]:
+def _validate_spec(spec: InternalSpec, opts: _Options) -> list[FieldError]:
     """``validateCustomResourceDefinitionSpec`` over the internal form, in upstream order."""
-    errs = _validate_group(_str(spec.raw.get("group")))
+    errs = _validate_group(as_str(spec.raw.get("group")))
     errs += _validate_enum(_SPEC.child("scope"), spec.raw.get("scope"), _SCOPES)
     errs += _validate_schemas_present(spec, opts)
     require_structural = _require_structural(spec, opts)
@@ -719,13 +393,13 @@ def _validate_enum(path: Path, value: Any, accepted: tuple[str, ...]) -> list[Fi
     return []
 
 
-def _validate_schemas_present(spec: _Spec, opts: _Options) -> list[FieldError]:
+def _validate_schemas_present(spec: InternalSpec, opts: _Options) -> list[FieldError]:
     """v1 requires a schema per version; old CRDs lacking one need it for served versions."""
-    if _root_schema(spec.top["validation"]) is not None:
+    if root_schema(spec.top["validation"]) is not None:
         return []
     errs = []
     for i, version in enumerate(spec.versions or ()):
-        missing = _root_schema(spec.per_version[i]["validation"]) is None
+        missing = root_schema(spec.per_version[i]["validation"]) is None
         path = _SPEC.child("versions").index(i).child("schema", "openAPIV3Schema")
         if opts.require_openapi_schema:
             if missing:
@@ -735,7 +409,7 @@ def _validate_schemas_present(spec: _Spec, opts: _Options) -> list[FieldError]:
     return errs
 
 
-def _require_structural(spec: _Spec, opts: _Options) -> bool:
+def _require_structural(spec: InternalSpec, opts: _Options) -> bool:
     """Pruning, defaults and Kubernetes extensions all need structural schemas.
 
     Only a legacy CRD with ``preserveUnknownFields: true`` whose stored schema
@@ -749,19 +423,21 @@ def _require_structural(spec: _Spec, opts: _Options) -> bool:
     )
 
 
-def _validate_versions(spec: _Spec, opts: _Options, require_structural: bool) -> list[FieldError]:
+def _validate_versions(
+    spec: InternalSpec, opts: _Options, require_structural: bool
+) -> list[FieldError]:
     errs: list[FieldError] = []
     versions = spec.versions or []
     seen: set[str] = set()
     unique = True
     for i, version in enumerate(versions):
-        name = _str(version.get("name"))
+        name = as_str(version.get("name"))
         unique = unique and name not in seen
         seen.add(name)
         path = _SPEC.child("versions").index(i)
         if messages := is_dns1035_label(name):
             errs.append(field_errors.invalid(path.child("name"), name, ",".join(messages)))
-        status_enabled = _status_enabled(spec.subresources_for(i))
+        status_enabled = has_status(spec.subresources_for(i))
         errs += _validate_version(
             version, spec.per_version[i], opts, status_enabled, require_structural, path
         )
@@ -780,7 +456,7 @@ def _validate_versions(spec: _Spec, opts: _Options, require_structural: bool) ->
             )
         )
     if versions:  # conversion copies versions[0].name to the internal spec.version
-        first = _str(versions[0].get("name"))
+        first = as_str(versions[0].get("name"))
         if first and (messages := is_dns1035_label(first)):
             errs.append(field_errors.invalid(_SPEC.child("version"), first, ",".join(messages)))
     return errs
@@ -808,9 +484,9 @@ def _validate_version(
     errs += _validate_columns(
         internal["additionalPrinterColumns"], path.child("additionalPrinterColumns")
     )
-    fields = _list(internal["selectableFields"])
+    fields = as_list(internal["selectableFields"])
     if fields:
-        root = _root_schema(internal["validation"])
+        root = root_schema(internal["validation"])
         if root is None:
             errs.append(
                 field_errors.invalid(
@@ -821,7 +497,7 @@ def _validate_version(
                 )
             )
         else:
-            allow_many = _str(version.get("name")) in opts.allow_too_many_selectable_fields
+            allow_many = as_str(version.get("name")) in opts.allow_too_many_selectable_fields
             errs += _validate_selectable_fields(
                 fields, root, path.child("selectableFields"), allow_many
             )
@@ -835,7 +511,7 @@ def _deprecation_warning_errors(deprecated: bool, warning: Any) -> list[str]:
     if not isinstance(warning, str):
         return []
     messages = []
-    if _go_len(warning) > MAX_DEPRECATION_WARNING_BYTES:
+    if go_len(warning) > MAX_DEPRECATION_WARNING_BYTES:
         messages.append(f"must be <= {MAX_DEPRECATION_WARNING_BYTES} characters long")
     if not warning:
         messages.append("must not be an empty string")
@@ -848,7 +524,7 @@ def _deprecation_warning_errors(deprecated: bool, warning: Any) -> list[str]:
                 f"non-printable character found at index {offset}"
             )
             break
-        offset += _go_len(ch)
+        offset += go_len(ch)
     return messages
 
 
@@ -857,7 +533,7 @@ def _validate_required_names(names: dict[str, Any]) -> list[FieldError]:
     return [
         field_errors.required(path.child(key), "")
         for key in ("plural", "singular", "kind", "listKind")
-        if not _str(names.get(key))
+        if not as_str(names.get(key))
     ]
 
 
@@ -868,7 +544,7 @@ def _validate_validation(
     validation: Any, status_enabled: bool, require_structural: bool, path: Path
 ) -> list[FieldError]:
     """``validateCustomResourceDefinitionValidation``: root rules here, the schema elsewhere."""
-    schema = _root_schema(validation)
+    schema = root_schema(validation)
     if schema is None:
         return []
     schema_path = path.child("openAPIV3Schema")
@@ -879,6 +555,32 @@ def _validate_validation(
 
 _IF_STATUS: Final = " if the status subresource is enabled"
 
+#: Internal JSONSchemaProps fields allowed at the root when the status subresource is on.
+_ALLOWED_AT_STATUS_ROOT: Final = (
+    "Description",
+    "Type",
+    "Format",
+    "Title",
+    "Maximum",
+    "ExclusiveMaximum",
+    "Minimum",
+    "ExclusiveMinimum",
+    "MaxLength",
+    "MinLength",
+    "Pattern",
+    "MaxItems",
+    "MinItems",
+    "UniqueItems",
+    "MultipleOf",
+    "Required",
+    "Items",
+    "Properties",
+    "ExternalDocs",
+    "Example",
+    "XPreserveUnknownFields",
+    "XValidations",
+)
+
 
 def _status_root_errors(schema: dict[str, Any], path: Path) -> list[FieldError]:
     """With /status, the root may only hold what survives splitting off ``properties[status]``.
@@ -886,7 +588,7 @@ def _status_root_errors(schema: dict[str, Any], path: Path) -> list[FieldError]:
     Upstream walks the internal struct in field order and stops at the first
     offending field.
     """
-    for go_name, key, kind in _SCHEMA_FIELDS:
+    for go_name, key, kind in SCHEMA_FIELDS:
         value = schema.get(key)
         if value is None or (kind in "sb" and not value):
             continue
@@ -900,7 +602,7 @@ def _status_root_errors(schema: dict[str, Any], path: Path) -> list[FieldError]:
         if go_name not in _ALLOWED_AT_STATUS_ROOT:
             allowed = " ".join(_ALLOWED_AT_STATUS_ROOT)
             detail = f"only [{allowed}] fields are allowed at the root of the schema{_IF_STATUS}"
-            return [field_errors.invalid(path, _go_schema(schema), detail)]
+            return [field_errors.invalid(path, go_schema(schema), detail)]
     return []
 
 
@@ -927,15 +629,15 @@ def _schema_errors(
 
 
 def _validate_subresources(subresources: Any, path: Path) -> list[FieldError]:
-    scale = _dict(subresources).get("scale")
+    scale = as_dict(subresources).get("scale")
     if scale is None:
         return []
-    scale = _dict(scale)
+    scale = as_dict(scale)
     errs = _scale_path_errors(
-        _str(scale.get("specReplicasPath")), path.child("scale", "specReplicasPath"), ("spec",)
+        as_str(scale.get("specReplicasPath")), path.child("scale", "specReplicasPath"), ("spec",)
     )
     errs += _scale_path_errors(
-        _str(scale.get("statusReplicasPath")),
+        as_str(scale.get("statusReplicasPath")),
         path.child("scale", "statusReplicasPath"),
         ("status",),
     )
@@ -969,20 +671,20 @@ def _simple_json_path_errors(value: str, path: Path) -> list[FieldError]:
 def _validate_columns(columns: Any, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     types_detail = "must be one of " + ",".join(PRINTER_COLUMN_TYPES)
-    for i, column in enumerate(_list(columns) or ()):
-        column, p = _dict(column), path.index(i)
-        if not _str(column.get("name")):
+    for i, column in enumerate(as_list(columns) or ()):
+        column, p = as_dict(column), path.index(i)
+        if not as_str(column.get("name")):
             errs.append(field_errors.required(p.child("name"), ""))
-        col_type = _str(column.get("type"))
+        col_type = as_str(column.get("type"))
         if not col_type:
             errs.append(field_errors.required(p.child("type"), types_detail))
         elif col_type not in PRINTER_COLUMN_TYPES:
             errs.append(field_errors.invalid(p.child("type"), col_type, types_detail))
-        fmt = _str(column.get("format"))
+        fmt = as_str(column.get("format"))
         if fmt and fmt not in PRINTER_COLUMN_FORMATS:
             detail = "must be one of " + ",".join(PRINTER_COLUMN_FORMATS)
             errs.append(field_errors.invalid(p.child("format"), fmt, detail))
-        json_path = _str(column.get("jsonPath"))
+        json_path = as_str(column.get("jsonPath"))
         if not json_path:
             errs.append(field_errors.required(p.child("JSONPath"), ""))
         else:
@@ -990,15 +692,15 @@ def _validate_columns(columns: Any, path: Path) -> list[FieldError]:
     return errs
 
 
-def _validate_top_selectable_fields(spec: _Spec, opts: _Options) -> list[FieldError]:
-    fields = _list(spec.top["selectableFields"])
+def _validate_top_selectable_fields(spec: InternalSpec, opts: _Options) -> list[FieldError]:
+    fields = as_list(spec.top["selectableFields"])
     if not fields:
         return []
-    root = _root_schema(spec.top["validation"])
+    root = root_schema(spec.top["validation"])
     if root is None:
         detail = "selectableFields may only be set when validations.schema is included"
         return [field_errors.invalid(_SPEC.child("selectableFields"), "", detail)]
-    names = {_str(v.get("name")) for v in spec.versions or ()}
+    names = {as_str(v.get("name")) for v in spec.versions or ()}
     allow_many = bool(names) and names <= opts.allow_too_many_selectable_fields
     return _validate_selectable_fields(fields, root, _SPEC.child("selectableFields"), allow_many)
 
@@ -1011,7 +713,7 @@ def _validate_selectable_fields(
     unique: set[str] = set()
     for i, selectable in enumerate(fields):
         p = path.index(i).child("jsonPath")
-        json_path = _str(_dict(selectable).get("jsonPath"))
+        json_path = as_str(as_dict(selectable).get("jsonPath"))
         if not json_path:
             errs.append(field_errors.required(p, ""))
             continue
@@ -1022,7 +724,7 @@ def _validate_selectable_fields(
             continue
         if found_path.root().name == "metadata":
             errs.append(field_errors.invalid(p, json_path, "must not point to fields in metadata"))
-        if _dict(found).get("type") not in ("string", "boolean", "integer"):
+        if as_dict(found).get("type") not in ("string", "boolean", "integer"):
             detail = (
                 "must point to a field of type string, boolean or integer. "
                 "Enum string fields and strings with formats are allowed."
@@ -1059,8 +761,8 @@ def _resolve_field_path(json_path: str, schema: dict[str, Any]) -> tuple[Path, A
 
 def _field_path_step(path: Path | None, node: Any, name: str) -> tuple[Path, Any]:
     """One ``.name``: a property of a struct, or a key of a map (``additionalProperties``)."""
-    properties = _dict(node).get("properties")
-    additional = _dict(node).get("additionalProperties")
+    properties = as_dict(node).get("properties")
+    additional = as_dict(node).get("additionalProperties")
     if properties:
         if name not in properties:
             raise ValueError("does not refer to a valid field")
@@ -1073,12 +775,12 @@ def _field_path_step(path: Path | None, node: Any, name: str) -> tuple[Path, Any
 # --- conversion ----------------------------------------------------------------------------
 
 
-def _validate_conversion(spec: _Spec, opts: _Options) -> list[FieldError]:
+def _validate_conversion(spec: InternalSpec, opts: _Options) -> list[FieldError]:
     """Strategy ``Webhook`` needs a reachable webhook that speaks a known ConversionReview."""
     conversion = spec.raw.get("conversion")
     if conversion is None:
         return []
-    conversion = _dict(conversion)
+    conversion = as_dict(conversion)
     path = _SPEC.child("conversion")
     strategy = conversion.get("strategy")
     errs: list[FieldError] = []
@@ -1086,14 +788,14 @@ def _validate_conversion(spec: _Spec, opts: _Options) -> list[FieldError]:
         errs.append(
             field_errors.invalid(
                 path.child("strategy"),
-                _str(strategy),
+                as_str(strategy),
                 "must be None if spec.preserveUnknownFields is true",
             )
         )
     errs += _validate_enum(path.child("strategy"), strategy, _STRATEGIES)
-    webhook = _dict(conversion.get("webhook"))
+    webhook = as_dict(conversion.get("webhook"))
     client_config = webhook.get("clientConfig")
-    review_versions = _list(webhook.get("conversionReviewVersions"))
+    review_versions = as_list(webhook.get("conversionReviewVersions"))
     if strategy == "Webhook":
         if client_config is None:
             errs.append(
@@ -1102,7 +804,9 @@ def _validate_conversion(spec: _Spec, opts: _Options) -> list[FieldError]:
                 )
             )
         else:
-            errs += _validate_client_config(_dict(client_config), path.child("webhookClientConfig"))
+            errs += _validate_client_config(
+                as_dict(client_config), path.child("webhookClientConfig")
+            )
         errs += _validate_review_versions(
             review_versions,
             opts.require_recognized_review_version,
@@ -1130,7 +834,8 @@ def _validate_review_versions(
             continue
         seen.add(version)
         errs += [
-            field_errors.invalid(path.index(i), version, m) for m in is_dns1035_label(_str(version))
+            field_errors.invalid(path.index(i), version, m)
+            for m in is_dns1035_label(as_str(version))
         ]
     if require_recognized and not seen.intersection(ACCEPTED_CONVERSION_REVIEW_VERSIONS):
         detail = "must include at least one of " + ", ".join(ACCEPTED_CONVERSION_REVIEW_VERSIONS)
@@ -1143,92 +848,16 @@ def _validate_client_config(config: dict[str, Any], path: Path) -> list[FieldErr
     if (url is None) == (service is None):
         return [field_errors.required(path, "exactly one of url or service is required")]
     if url is not None:
-        return validate_webhook_url(path.child("url"), _str(url), force_https=True)
-    service = _dict(service)
+        return validate_webhook_url(path.child("url"), as_str(url), force_https=True)
+    service = as_dict(service)
     port = service.get("port")
     return validate_webhook_service(
         path.child("service"),
-        _str(service.get("namespace")),
-        _str(service.get("name")),
+        as_str(service.get("namespace")),
+        as_str(service.get("name")),
         service.get("path"),
         443 if port is None else port,
     )
-
-
-def validate_webhook_url(path: Path, url: str, *, force_https: bool) -> list[FieldError]:
-    """Upstream ``webhook.ValidateWebhookURL`` (k8s.io/apiserver/pkg/util/webhook)."""
-    parse_error = _go_url_parse_error(url)
-    if parse_error:
-        return [field_errors.required(path, "url must be a valid URL: " + parse_error + _URL_FORM)]
-    parts = urlsplit(url)
-    errs: list[FieldError] = []
-    if force_https and parts.scheme.lower() != "https":
-        detail = "'https' is the only allowed URL scheme" + _URL_FORM
-        errs.append(field_errors.invalid(path, parts.scheme.lower(), detail))
-    userinfo, at, host = parts.netloc.rpartition("@")
-    if not host:
-        errs.append(field_errors.invalid(path, host, "host must be specified" + _URL_FORM))
-    if at:
-        errs.append(
-            field_errors.invalid(path, userinfo, "user information is not permitted in the URL")
-        )
-    if parts.fragment:
-        errs.append(
-            field_errors.invalid(path, parts.fragment, "fragments are not permitted in the URL")
-        )
-    if parts.query:
-        errs.append(
-            field_errors.invalid(path, parts.query, "query parameters are not permitted in the URL")
-        )
-    return errs
-
-
-def _go_url_parse_error(url: str) -> str:
-    """The ``url.Parse`` failures worth reporting: control characters and a bare ``:scheme``."""
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
-        return f"parse {field_errors.go_quote(url)}: net/url: invalid control character in URL"
-    if url.startswith(":"):
-        return f"parse {field_errors.go_quote(url)}: missing protocol scheme"
-    return ""
-
-
-def validate_webhook_service(
-    path: Path, namespace: str, name: str, url_path: Any, port: Any
-) -> list[FieldError]:
-    """Upstream ``webhook.ValidateWebhookService``: a service reference and its URL path."""
-    errs: list[FieldError] = []
-    if not name:
-        errs.append(field_errors.required(path.child("name"), ""))
-    if not namespace:
-        errs.append(field_errors.required(path.child("namespace"), ""))
-    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
-        detail = "port is not valid: " + inclusive_range_error(1, 65535)
-        errs.append(field_errors.invalid(path.child("port"), port, detail))
-    if isinstance(url_path, str):
-        errs += _service_path_errors(url_path, path.child("path"))
-    return errs
-
-
-def _service_path_errors(url_path: str, path: Path) -> list[FieldError]:
-    if url_path in ("", "/"):
-        return []
-    if url_path == "//":
-        return [field_errors.invalid(path, url_path, "segment[0] may not be empty")]
-    errs = []
-    if not url_path.startswith("/"):
-        errs.append(field_errors.invalid(path, url_path, "must start with a '/'"))
-    to_check = url_path[1:]
-    if to_check.endswith("/"):
-        to_check = to_check[:-1]
-    for i, step in enumerate(to_check.split("/")):
-        if not step:
-            errs.append(field_errors.invalid(path, url_path, f"segment[{i}] may not be empty"))
-            continue
-        errs += [
-            field_errors.invalid(path, url_path, f"segment[{i}]: {m}")
-            for m in is_dns1123_subdomain(step)
-        ]
-    return errs
 
 
 # --- metadata-level rules ------------------------------------------------------------------
@@ -1236,16 +865,19 @@ def _service_path_errors(url_path: str, path: Path) -> list[FieldError]:
 
 def _validate_api_approval(crd: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
     """Groups under k8s.io / kubernetes.io need the community's API approval annotation."""
-    group = _str(_dict(crd.get("spec")).get("group"))
+    group = as_str(as_dict(crd.get("spec")).get("group"))
     if not _is_protected_community_group(group):
         return []
-    annotation = _str(
-        _dict(_dict(crd.get("metadata")).get("annotations")).get(KUBE_API_APPROVED_ANNOTATION)
+    annotation = as_str(
+        as_dict(as_dict(crd.get("metadata")).get("annotations")).get(KUBE_API_APPROVED_ANNOTATION)
     )
     state, reason = _api_approval_state(annotation)
     if old is not None:
-        old_annotations = _dict(_dict(old.get("metadata")).get("annotations"))
-        if _api_approval_state(_str(old_annotations.get(KUBE_API_APPROVED_ANNOTATION)))[0] == state:
+        old_annotations = as_dict(as_dict(old.get("metadata")).get("annotations"))
+        if (
+            _api_approval_state(as_str(old_annotations.get(KUBE_API_APPROVED_ANNOTATION)))[0]
+            == state
+        ):
             return []
     path = _ANNOTATIONS.key(KUBE_API_APPROVED_ANNOTATION)
     if state == "missing":
@@ -1261,12 +893,12 @@ def _is_protected_community_group(group: str) -> bool:
 
 def _api_approval_state(annotation: str) -> tuple[str, str]:
     """Upstream ``apihelpers.GetAPIApprovalState``: (state, reason)."""
-    key = field_errors.go_quote(KUBE_API_APPROVED_ANNOTATION)
+    key = go_quote(KUBE_API_APPROVED_ANNOTATION)
     see = "see https://github.com/kubernetes/enhancements/pull/1111"
     if not annotation:
         return "missing", f"protected groups must have approval annotation {key}, {see}"
     if annotation.startswith("unapproved"):
-        return "bypassed", f"not approved: {field_errors.go_quote(annotation)}"
+        return "bypassed", f"not approved: {go_quote(annotation)}"
     parts = urlsplit(annotation)
     if (
         parts.scheme

@@ -1,0 +1,34 @@
+"""``CELValidator``: the CEL rules of one CRD schema, compiled once and run on every write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kapi.apimachinery.field_errors import FieldError, Path
+from kapi.validation.cel.evaluation import validate_tree
+from kapi.validation.cel.schema_rules import RuleNode, build_rule_tree
+
+
+class CELValidator:
+    """All compiled ``x-kubernetes-validations`` rules of one schema tree."""
+
+    def __init__(self, root: RuleNode) -> None:
+        self._root = root
+
+    @classmethod
+    def compile(
+        cls, schema: dict[str, Any], path: Path
+    ) -> tuple[CELValidator | None, list[FieldError]]:
+        """Compile every rule in the schema tree once (see :func:`build_rule_tree`).
+
+        Returns ``(None, [])`` when the schema has no rules.
+        """
+        root, errors = build_rule_tree(schema, path)
+        return (None if root is None else cls(root)), errors
+
+    def validate(
+        self, new: Any, old: Any | None = None, path: Path | None = None
+    ) -> list[FieldError]:
+        """Evaluate all rules on a custom resource (root object), transition rules when ``old``
+        is given, within upstream's per-call limit and per-resource budget."""
+        return validate_tree(self._root, new, old, path)
