@@ -77,3 +77,13 @@ def test_every_package_has_a_layer(graph: grimp.ImportGraph) -> None:
     placed = {name.strip() for layer in layers for name in re.split(r"[|:]", layer)}
     top_level = {".".join(m.split(".")[:2]) for m in graph.modules if m != "kapi"}
     assert top_level - placed == {"kapi.client"}
+
+
+def test_object_is_named_once() -> None:
+    """The JSON object type has one definition, which every module imports."""
+    defined = sorted(
+        str(path.relative_to(SRC))
+        for path in (SRC / "kapi").rglob("*.py")
+        if re.search(r"^Object(: TypeAlias)? = ", path.read_text(), re.M)
+    )
+    assert defined == ["kapi/apimachinery/unstructured.py"]

@@ -15,14 +15,12 @@ caller decodes the value instead.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
+from kapi.apimachinery.unstructured import Object
 from kapi.runtime.scheme import GroupVersion, Resource
 from kapi.validation.defaulting import Defaulter
-
-Object = dict[str, Any]
 
 #: What follows the ``apiVersion`` string in a stored head: the start of ``metadata``.
 _METADATA_OPEN = b'","metadata":{"'
