@@ -28,8 +28,8 @@ from kapi.webhook import WebhookClientManager
 log = logging.getLogger(__name__)
 
 
-class MutatingWebhookAdmission(Dispatcher):
-    mutating = True
+class _WebhookPlugin(Dispatcher):
+    """A dispatcher that reads the current webhook configurations from ``source``."""
 
     def __init__(
         self,
@@ -40,6 +40,10 @@ class MutatingWebhookAdmission(Dispatcher):
     ) -> None:
         super().__init__(scheme, webhook_clients, get_namespace)
         self.source = source
+
+
+class MutatingWebhookAdmission(_WebhookPlugin):
+    mutating = True
 
     async def admit(self, a: Attributes) -> None:
         hooks = self.source.mutating
@@ -111,18 +115,8 @@ class MutatingWebhookAdmission(Dispatcher):
         return True
 
 
-class ValidatingWebhookAdmission(Dispatcher):
+class ValidatingWebhookAdmission(_WebhookPlugin):
     mutating = False
-
-    def __init__(
-        self,
-        scheme: Scheme,
-        webhook_clients: WebhookClientManager,
-        get_namespace: NamespaceGetter,
-        source: WebhookSource,
-    ) -> None:
-        super().__init__(scheme, webhook_clients, get_namespace)
-        self.source = source
 
     async def validate(self, a: Attributes) -> None:
         hooks = self.source.validating
