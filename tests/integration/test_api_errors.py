@@ -9,7 +9,6 @@ it (same items, same resourceVersions, same content).
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.wait import eventually
 from tests.integration.paths import cm_path
 
 Object = dict[str, Any]
@@ -801,18 +801,17 @@ def compacting(compacting_server: KapiServer) -> Iterator[tuple[httpx.Client, st
 
 
 def _wait_until_compacted(http: httpx.Client, namespace: str, revision: str) -> httpx.Response:
-    """Write past ``revision`` and poll until a list at it is refused; the last answer."""
-    create(http, namespace, configmap(unique("later")))
-    deadline = time.monotonic() + 20
-    while True:
+    """Write past ``revision`` until a list at it is refused; that refusal."""
+
+    def refused() -> httpx.Response | None:
+        create(http, namespace, configmap(unique("later")))
         response = http.get(
             cm_path(namespace),
             params={"resourceVersion": revision, "resourceVersionMatch": "Exact"},
         )
-        if response.status_code != 200 or time.monotonic() > deadline:
-            return response
-        create(http, namespace, configmap(unique("later")))
-        time.sleep(0.2)
+        return response if response.status_code != 200 else None
+
+    return eventually(refused, what=f"revision {revision} to be compacted", interval=0.2)
 
 
 def test_expired_list_at_compacted_revision(compacting: tuple[httpx.Client, str]) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import orjson
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags, start_server
+from tests.helpers.wait import eventually
 from tests.integration.test_kubectl import make_kubectl
 
 POLICY = """\
@@ -78,12 +78,14 @@ def read_events(log: Path) -> list[dict[str, Any]]:
 
 def events_of(log: Path, audit_id: str, last_stage: str = "ResponseComplete") -> list[dict]:
     """The events of one request, once its ``last_stage`` event has been written."""
-    deadline = time.monotonic() + DEADLINE
-    while True:
+
+    def written() -> list[dict] | None:
         events = [e for e in read_events(log) if e["auditID"] == audit_id]
-        if any(e["stage"] == last_stage for e in events) or time.monotonic() > deadline:
-            return events
-        time.sleep(0.02)
+        return events if any(e["stage"] == last_stage for e in events) else None
+
+    return eventually(
+        written, what=f"the {last_stage} event of {audit_id}", timeout=DEADLINE, interval=0.02
+    )
 
 
 def without_times(event: dict[str, Any]) -> dict[str, Any]:
@@ -251,17 +253,16 @@ def test_deprecated_api_request_is_annotated_with_kubectl_user_agent(
     result = kubectl.run("get", "poddisruptionbudgets.v1beta1.policy", "-n", namespace)
     assert result.returncode == 0, str(result)
     uri = f"/apis/policy/v1beta1/namespaces/{namespace}/poddisruptionbudgets"
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        events = [
+    [event] = eventually(
+        lambda: [
             e
             for e in read_events(log)
             if e["requestURI"].startswith(uri) and e["stage"] == "ResponseComplete"
-        ]
-        if events or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    [event] = events
+        ],
+        what=f"the ResponseComplete event of {uri}",
+        timeout=DEADLINE,
+        interval=0.02,
+    )
     client = version["clientVersion"]
     assert event["userAgent"] == (
         f"kubectl.1.32/{client['gitVersion']} ({client['platform']}) "

@@ -12,7 +12,6 @@ import base64
 import copy
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 
 from kapi.server import free_port
 from tests.conftest import KapiServer
+from tests.helpers.wait import eventually
 from tests.integration.test_crds import wait_established, write
 from tests.integration.test_kubectl import Kubectl, Result, make_kubectl
 from tests.tls import ServingCertificate, make_ca, make_serving_cert
@@ -342,18 +342,17 @@ def test_unreachable_webhook_is_reported(
 
 
 def until_exit(kubectl: Kubectl, code: int, *args: str) -> Result:
-    """Run ``args`` until kubectl exits with ``code`` (at most 50 tries), and return the last run.
+    """Run ``args`` until kubectl exits with ``code``, and return that run.
 
     A CRD update reaches the served resource through the controller's watch,
     a moment after ``kubectl apply`` returns.
     """
-    result = kubectl.run(*args)
-    for _ in range(50):
-        if result.returncode == code:
-            break
-        time.sleep(0.1)
+
+    def run() -> Result | None:
         result = kubectl.run(*args)
-    return result
+        return result if result.returncode == code else None
+
+    return eventually(run, what=f"kubectl {' '.join(args)} to exit with {code}", interval=0.1)
 
 
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
@@ -416,14 +415,21 @@ def test_storage_version_change_keeps_old_objects_readable(
         # create then needs no conversion at all.
         new = crontab("new", V2, "2 2 * * *") | {"kind": "StorageTab"}
         new_path = write(tmp_path, "new.yaml", new)
-        for _ in range(50):
+
+        def created_unconverted() -> bool:
             webhook.requests.clear()
             kubectl.ok(*ns, "create", "-f", new_path)
             if not webhook.requests:
-                break
+                return True
             kubectl.ok(*ns, "delete", "-f", new_path)
-            time.sleep(0.1)
-        assert webhook.requests == [], "creates in v2 were still converted to v1"
+            return False
+
+        eventually(
+            created_unconverted,
+            what="a v2 create stored without conversion to v1",
+            interval=0.1,
+        )
+        assert webhook.requests == []
 
         # Reading in v2: only the object still stored in v1 goes to the webhook.
         webhook.requests.clear()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,8 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.wait import eventually
+from tests.integration.test_kubectl import Kubectl, Result, make_kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -240,14 +240,14 @@ def test_crd_deletion_removes_its_objects(
     obj["kind"] = "GoneTab"
     kubectl.ok("-n", namespace, "create", "-f", write(tmp_path, "x.yaml", obj))
     kubectl.ok("delete", "crd", crd["metadata"]["name"])
+    gonetabs = f"/apis/{GROUP}/v1/namespaces/{namespace}/gonetabs"
     with kapi_server.client() as http:
-        deadline = time.monotonic() + 10
-        while True:
-            response = http.get(f"/apis/{GROUP}/v1/namespaces/{namespace}/gonetabs")
-            if response.status_code == 404:
-                break
-            assert time.monotonic() < deadline, response.text
-            time.sleep(0.1)
+        eventually(
+            lambda: http.get(gonetabs).status_code == 404,
+            what=f"{gonetabs} to stop being served",
+            timeout=10,
+            interval=0.1,
+        )
     # Re-creating the CRD shows no leftover objects.
     kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", crd))
     wait_established(kubectl, crd["metadata"]["name"])
@@ -336,12 +336,13 @@ def test_custom_deprecation_warning_replaces_the_default(
     crd = copy.deepcopy(crontabs)
     crd["spec"]["versions"][1]["deprecationWarning"] = "v1beta1 CronTabs go away in March"
     kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", crd))
-    deadline = time.monotonic() + 10
-    while True:  # the controller reinstalls the CRD's resource after the update
+
+    def reinstalled() -> Result | None:
+        """The get, once the controller has reinstalled the CRD's resource after the update."""
         result = kubectl.run("-n", namespace, "get", "crontabs.v1beta1.stable.example.com")
-        if result.err_lines != [DEPRECATED] or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+        return result if result.err_lines != [DEPRECATED] else None
+
+    result = eventually(reinstalled, what="the new deprecation warning", timeout=10, interval=0.1)
     assert result.returncode == 0, str(result)
     assert result.err_lines == [
         "Warning: v1beta1 CronTabs go away in March",

@@ -14,7 +14,6 @@ import queue
 import re
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer, require_binary
+from tests.helpers.wait import eventually
 
 pytestmark = pytest.mark.kubectl
 
@@ -137,23 +137,31 @@ class Watch:
 
     def wait_for(self, done: Callable[[list[str]], bool], what: str) -> list[str]:
         """Collect lines until ``done(lines)`` holds; fail after WATCH_TIMEOUT seconds."""
-        deadline = time.monotonic() + WATCH_TIMEOUT
-        while not done(self.lines):
-            remaining = deadline - time.monotonic()
-            try:
-                line = self._queue.get(timeout=max(remaining, 0))
-            except queue.Empty:
-                pytest.fail(f"watch never showed {what}; output so far:\n" + "\n".join(self.lines))
-            if line is None:
-                self.process.wait()
-                assert self.process.stderr is not None
-                pytest.fail(
-                    f"watch exited with {self.process.returncode} before showing {what}; "
-                    f"stdout:\n"
-                    + "\n".join(self.lines)
-                    + f"\nstderr:\n{self.process.stderr.read()}"
-                )
-            self.lines.append(line)
+
+        def shown() -> bool:
+            while not done(self.lines):
+                try:
+                    line = self._queue.get_nowait()
+                except queue.Empty:
+                    return False
+                if line is None:
+                    self.process.wait()
+                    assert self.process.stderr is not None
+                    pytest.fail(
+                        f"watch exited with {self.process.returncode} before showing {what}; "
+                        f"stdout:\n"
+                        + "\n".join(self.lines)
+                        + f"\nstderr:\n{self.process.stderr.read()}"
+                    )
+                self.lines.append(line)
+            return True
+
+        eventually(
+            shown,
+            what=f"the watch to show {what}",
+            timeout=WATCH_TIMEOUT,
+            details=lambda: "output so far:\n" + "\n".join(self.lines),
+        )
         return self.lines
 
     def objects(self) -> list[Any]:
@@ -695,13 +703,12 @@ def test_namespace_create_and_delete_removes_contents(
     assert kubectl.ok("-n", name, "get", "cm", "-o", "name").out_lines == ["configmap/x"]
 
     assert kubectl.ok("delete", "namespace", name).out_lines == [f'namespace "{name}" deleted']
-    deadline = time.monotonic() + 20
-    while True:
-        gone = kubectl.run("get", "namespace", name)
-        if gone.returncode == 1:
-            break
-        assert time.monotonic() < deadline, f"namespace {name} still there: {gone}"
-        time.sleep(0.1)
+
+    def deleted() -> Result | None:
+        result = kubectl.run("get", "namespace", name)
+        return result if result.returncode == 1 else None
+
+    gone = eventually(deleted, what=f"namespace {name} to be deleted", interval=0.1)
     assert gone.err_lines == [f'Error from server (NotFound): namespaces "{name}" not found']
     listed = kubectl.run("-n", name, "get", "cm")
     assert listed.returncode == 0, str(listed)
@@ -746,13 +753,12 @@ def test_system_namespace_cannot_be_deleted(fresh_server: KapiServer, tmp_path: 
 def test_system_namespaces_exist(kubectl: Kubectl) -> None:
     """kube-apiserver creates default, kube-system, kube-public and kube-node-lease itself."""
     names = ("default", "kube-node-lease", "kube-public", "kube-system")
-    deadline = time.monotonic() + 10
-    while True:
+
+    def listed() -> Result | None:
         result = kubectl.run("get", "namespaces", *names, "-o", "name")
-        if result.returncode == 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert result.returncode == 0, str(result)
+        return result if result.returncode == 0 else None
+
+    result = eventually(listed, what="the system namespaces", timeout=10, interval=0.2)
     assert result.out_lines == [f"namespace/{name}" for name in names]
     phases = kubectl.ok("get", "namespaces", *names, "-o", "jsonpath={.items[*].status.phase}")
     assert phases.stdout == "Active Active Active Active"

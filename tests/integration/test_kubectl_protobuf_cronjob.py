@@ -20,7 +20,13 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_admission_webhooks import configure, review_answer, until, webhook
+from tests.helpers.wait import eventually
+from tests.integration.test_admission_webhooks import (
+    PROPAGATION,
+    configure,
+    review_answer,
+    webhook,
+)
 from tests.integration.test_kubectl import Kubectl, make_kubectl
 from tests.integration.test_kubectl_protobuf import CONTENT_TYPE, PROTOBUF, PROTOBUF_VERSIONS
 from tests.tls import CertificateAuthority, ServingCertificate, make_ca, make_serving_cert
@@ -164,9 +170,10 @@ def test_every_job_template_field_reads_back_through_kubectl(
             "fill-job-template",
             [webhook("fill.example.com", hook.url("/fill"), ca, namespace, rules=[rule])],
         )
-        until(
+        eventually(
             lambda: dry_run_create(http, namespace)["spec"]["jobTemplate"]["spec"] == JOB_SPEC,
-            "the webhook filling the job template",
+            what="the webhook filling the job template",
+            timeout=PROPAGATION,
         )
 
         for version in PROTOBUF_VERSIONS:

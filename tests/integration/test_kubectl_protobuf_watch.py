@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
+from tests.helpers.wait import eventually
 from tests.integration import protobuf_reader as pb
 from tests.integration import test_api_errors, test_audit, test_kubectl_protobuf
 from tests.integration.paths import cm_path
@@ -102,15 +102,24 @@ class Running:
 
     def wait_for(self, path: Path, wanted: str) -> str:
         """``path``'s text once it holds ``wanted``; fail after WATCH_TIMEOUT seconds."""
-        deadline = time.monotonic() + WATCH_TIMEOUT
-        while wanted not in (text := path.read_text()):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"kubectl never printed {wanted!r}; stdout:\n{self.out.read_text()}\n"
-                    f"stderr:\n{self.err.read_text()[-4000:]}"
-                )
-            time.sleep(0.05)
-        return text
+
+        def printed() -> str | None:
+            text = path.read_text()
+            if wanted in text:
+                return text
+            if self.process.poll() is not None:
+                pytest.fail(f"kubectl exited before printing {wanted!r}\n{self.output()}")
+            return None
+
+        return eventually(
+            printed,
+            what=f"kubectl to print {wanted!r}",
+            timeout=WATCH_TIMEOUT,
+            details=self.output,
+        )
+
+    def output(self) -> str:
+        return f"stdout:\n{self.out.read_text()}\nstderr:\n{self.err.read_text()[-4000:]}"
 
 
 @contextmanager

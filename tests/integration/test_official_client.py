@@ -20,6 +20,7 @@ from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import NotFoundError, UnprocessibleEntityError
 
 from tests.conftest import KapiServer
+from tests.helpers.wait import eventually
 from tests.integration.test_crds import GROUP as CRD_GROUP
 from tests.integration.test_crds import crontab_crd
 
@@ -402,14 +403,12 @@ def test_dynamic_client_custom_resources(
 
 
 def _wait_established(http: httpx.Client, name: str) -> None:
-    deadline = time.monotonic() + 20
-    while True:
+    def established() -> bool:
         crd = http.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}").json()
         conditions = crd.get("status", {}).get("conditions", [])
-        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-            return
-        assert time.monotonic() < deadline, f"{name} never became established: {crd}"
-        time.sleep(0.05)
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+    eventually(established, what=f"{name} established")
 
 
 def _custom_resource_round_trip(dynamic: DynamicClient, namespace: str, kind: str) -> None:
