@@ -24,10 +24,9 @@ from tests.conftest import KapiServer
 from tests.e2e import goldens
 from tests.e2e.goldens import AGE, minor
 from tests.e2e.printed import Table, parse_explain, parse_table, words
-from tests.helpers.wait import eventually
-from tests.integration.test_crds import crontab_crd
-from tests.integration.test_events import ago, old_style
-from tests.integration.test_kubectl import (
+from tests.helpers.crds import crontab_crd, wait_established
+from tests.helpers.events import ago, old_style
+from tests.helpers.kubectl import (
     COMMAND_TIMEOUT,
     INVALID_NAME_MESSAGE,
     TIMESTAMP,
@@ -35,6 +34,7 @@ from tests.integration.test_kubectl import (
     configmap,
     make_kubectl,
 )
+from tests.helpers.wait import eventually
 
 pytestmark = pytest.mark.kubectl
 
@@ -309,7 +309,7 @@ def crontabs(k: Kubectl, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     assert k.ok("create", "-f", str(path)).out_lines == [
         f"customresourcedefinition.apiextensions.k8s.io/{name} created"
     ]
-    k.ok("wait", "--for=condition=Established", f"crd/{name}", "--timeout=20s")
+    wait_established(k, name)
     return crd
 
 

@@ -13,16 +13,13 @@ import pytest
 
 from kapi.server import free_port
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.admission import ADMISSION, PROPAGATION, configure, review_answer, webhook
+from tests.helpers.kubectl import make_kubectl
 from tests.helpers.wait import eventually
-from tests.integration.test_kubectl import make_kubectl
 from tests.tls import CertificateAuthority, ServingCertificate, make_ca, make_serving_cert
 from tests.webhook_server import WebhookServer, serve_webhook
 
-ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 WARNING = "configmap data was defaulted by the webhook"
-#: How long a configuration may take to reach the admission plugins: it arrives by watch,
-#: as it reaches upstream's through their informers.
-PROPAGATION = 10.0
 
 
 @pytest.fixture(scope="module")
@@ -47,14 +44,6 @@ def http(server: KapiServer) -> Iterator[httpx.Client]:
         yield client
 
 
-def review_answer(review: dict[str, Any], **response: Any) -> tuple[int, dict[str, Any]]:
-    return 200, {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "response": {"uid": review["request"]["uid"], **response},
-    }
-
-
 def mutate(path: str, review: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """Adds ``data.injected`` with a JSONPatch and warns about it."""
     obj = review["request"]["object"]
@@ -76,45 +65,6 @@ def deny(path: str, review: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 def allow(path: str, review: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return review_answer(review, allowed=True)
-
-
-def webhook(name: str, url: str, ca: CertificateAuthority, namespace: str, **extra: Any) -> Any:
-    """A webhook for configmaps in one namespace (so tests do not see each other's)."""
-    return {
-        "name": name,
-        "clientConfig": {"url": url, "caBundle": base64.b64encode(ca.cert_pem).decode()},
-        "rules": [
-            {
-                "operations": ["CREATE", "UPDATE"],
-                "apiGroups": [""],
-                "apiVersions": ["v1"],
-                "resources": ["configmaps"],
-            }
-        ],
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-        "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-        **extra,
-    }
-
-
-def configure(http: httpx.Client, plural: str, name: str, hooks: list[Any]) -> dict[str, Any]:
-    kind = (
-        "MutatingWebhookConfiguration"
-        if plural.startswith("mutating")
-        else ("ValidatingWebhookConfiguration")
-    )
-    response = http.post(
-        f"{ADMISSION}/{plural}",
-        json={
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": kind,
-            "metadata": {"name": name},
-            "webhooks": hooks,
-        },
-    )
-    assert response.status_code == 201, response.text
-    return response.json()
 
 
 _names = iter(range(1, 1_000_000))

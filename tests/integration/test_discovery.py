@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.kubectl import make_kubectl
 from tests.helpers.wait import eventually
-from tests.integration.test_kubectl import make_kubectl
 
 V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 V2BETA1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"

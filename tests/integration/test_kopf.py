@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer
+from tests.helpers.kubectl import make_kubectl
 from tests.helpers.wait import eventually
-from tests.integration.test_kubectl import make_kubectl
 
 OPERATOR = Path(__file__).parent.parent / "operators" / "widgets.py"
 GROUP, PLURAL, KIND = "kopf.kapi.test", "widgets", "Widget"

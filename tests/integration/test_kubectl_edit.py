@@ -25,16 +25,9 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
+from tests.helpers.crds import GROUP, crontab, crontab_crd, wait_established, write_manifest
+from tests.helpers.kubectl import DEFAULT_VERSION, Kubectl, Result, json_documents, make_kubectl
 from tests.integration.paths import cm_path
-from tests.integration.test_crds import GROUP, crontab, crontab_crd, wait_established
-from tests.integration.test_crds import write as write_manifest
-from tests.integration.test_kubectl import (
-    DEFAULT_VERSION,
-    Kubectl,
-    Result,
-    json_documents,
-    make_kubectl,
-)
 
 pytestmark = pytest.mark.kubectl
 

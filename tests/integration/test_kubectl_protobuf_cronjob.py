@@ -20,15 +20,10 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.admission import PROPAGATION, configure, review_answer, webhook
+from tests.helpers.kubectl import Kubectl, make_kubectl
+from tests.helpers.protobuf_requests import CONTENT_TYPE, PROTOBUF, PROTOBUF_VERSIONS
 from tests.helpers.wait import eventually
-from tests.integration.test_admission_webhooks import (
-    PROPAGATION,
-    configure,
-    review_answer,
-    webhook,
-)
-from tests.integration.test_kubectl import Kubectl, make_kubectl
-from tests.integration.test_kubectl_protobuf import CONTENT_TYPE, PROTOBUF, PROTOBUF_VERSIONS
 from tests.tls import CertificateAuthority, ServingCertificate, make_ca, make_serving_cert
 from tests.webhook_server import serve_webhook
 

@@ -20,8 +20,8 @@ import yaml
 
 from kapi.runtime.protowire import iter_fields
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.kubectl import Kubectl, make_kubectl
 from tests.helpers.wait import eventually
-from tests.integration.test_kubectl import Kubectl, make_kubectl
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 #: What client-go's ``OpenAPISchema`` asks for.

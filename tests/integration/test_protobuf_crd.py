@@ -23,9 +23,10 @@ import yaml
 
 from kapi.runtime import protobuf
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.crds import established
+from tests.helpers.kubectl import WATCH_TIMEOUT, make_kubectl
 from tests.helpers.wait import eventually
 from tests.integration import protobuf_reader as pb
-from tests.integration.test_kubectl import WATCH_TIMEOUT, make_kubectl
 
 Object = dict[str, Any]
 
@@ -186,11 +187,6 @@ def get_protobuf(http: httpx.Client, path: str, **params: str) -> Object:
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == PROTOBUF
     return protobuf.decode(response.content)
-
-
-def established(http: httpx.Client, name: str) -> bool:
-    conditions = http.get(f"{CRDS}/{name}").json().get("status", {}).get("conditions") or []
-    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
 def protobuf_watch(url: str, path: str, params: dict[str, str], count: int) -> list[Object]:

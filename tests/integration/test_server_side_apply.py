@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
-from tests.integration.test_kubectl import TIMESTAMP, Kubectl, make_kubectl
+from tests.helpers.kubectl import TIMESTAMP, Kubectl, make_kubectl
 
 pytestmark = pytest.mark.kubectl
 

@@ -22,8 +22,9 @@ from kubernetes import client, config
 from kubernetes.client import ApiException
 
 from tests.conftest import KapiServer
+from tests.helpers.crds import established
+from tests.helpers.kubectl import TIMESTAMP, Kubectl, make_kubectl
 from tests.helpers.wait import eventually
-from tests.integration.test_kubectl import TIMESTAMP, Kubectl, make_kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -94,16 +95,9 @@ def scalables(kapi_server: KapiServer) -> Iterator[str]:
         created = http.post(path, json=crd)
         assert created.status_code == 201, created.text
         name = crd["metadata"]["name"]
-        eventually(
-            lambda: _established(http.get(f"{path}/{name}").json()), what=f"{name} established"
-        )
+        eventually(lambda: established(http, name), what=f"{name} established")
         yield name
         http.delete(f"{path}/{name}")
-
-
-def _established(crd: Object) -> bool:
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
 @pytest.fixture
