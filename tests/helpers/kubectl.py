@@ -26,7 +26,9 @@ import yaml
 from tests.conftest import KapiServer, require_binary
 from tests.helpers.wait import eventually
 
+#: Where the released kubectl binaries are, one a release: ``kubectl.<major>.<minor>``.
 KUBECTL_DIR = "/usr/lib/google-cloud-sdk/bin"
+#: The release a test runs unless it is about another.
 DEFAULT_VERSION = "1.32"
 COMMAND_TIMEOUT = 30
 WATCH_TIMEOUT = 15
@@ -195,8 +197,18 @@ def json_documents(text: str) -> list[Any]:
         documents.append(document)
 
 
-def make_kubectl(server: KapiServer, tmp_path: Path, version: str) -> Kubectl:
-    binary = require_binary("kubectl", f"{KUBECTL_DIR}/kubectl.{version}")
+def kubectl_binary(version: str | None = None) -> str:
+    """The path of kubectl ``version`` (DEFAULT_VERSION if None), the one way tests find it.
+
+    Only that release will do, never whatever kubectl is on PATH.  A missing
+    binary skips the test, or fails it under CI=true (``require_binary``).
+    """
+    return require_binary("kubectl", f"{KUBECTL_DIR}/kubectl.{version or DEFAULT_VERSION}")
+
+
+def make_kubectl(server: KapiServer, tmp_path: Path, version: str = DEFAULT_VERSION) -> Kubectl:
+    """kubectl ``version`` pointed at ``server``, with a cache (and HOME) in ``tmp_path``."""
+    binary = kubectl_binary(version)
     env = {key: value for key, value in os.environ.items() if not key.startswith("KUBE")}
     cache = tmp_path / f"kubecache-{version}"
     cache.mkdir(exist_ok=True)

@@ -12,8 +12,14 @@ from tests.conftest import KapiServer
 from tests.helpers.audit import serve_audited
 from tests.helpers.compaction import serve_compacting
 from tests.helpers.crds import GROUP, crontab_crd, wait_established, write_manifest
-from tests.helpers.kubectl import make_kubectl
+from tests.helpers.kubectl import DEFAULT_VERSION, Kubectl, make_kubectl
 from tests.helpers.objects import unique
+
+
+@pytest.fixture
+def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
+    """kubectl DEFAULT_VERSION on the shared server (modules about other releases override it)."""
+    return make_kubectl(kapi_server, tmp_path, DEFAULT_VERSION)
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from kapi.cli.commands.session import error_message
 from kapi.client import ApiError
 from tests.conftest import KapiServer, serve_with_flags
 from tests.helpers.kapi_cli import COMMAND_TIMEOUT, Kapi, make_kapi
-from tests.helpers.kubectl import Kubectl, make_kubectl
+from tests.helpers.kubectl import Kubectl
 
 WATCH_TIMEOUT = 15
 
@@ -42,11 +42,6 @@ AGE_AT_END = re.compile(r"(?<=\s)\d+[smhdy][0-9smhdy]*$", re.MULTILINE)
 @pytest.fixture
 def kapi(kapi_server: KapiServer) -> Kapi:
     return make_kapi(kapi_server)
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import KapiServer
 from tests.helpers.crds import crontab_crd, wait_established, write_manifest
-from tests.helpers.kubectl import Kubectl, make_kubectl
+from tests.helpers.kubectl import Kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -47,11 +46,6 @@ def single_version(plural: str = "badtabs", group: str = GROUP) -> dict[str, Any
 
 def spec_schema(crd: dict[str, Any]) -> dict[str, Any]:
     return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import KapiServer
 from tests.helpers.crds import GROUP, crontab, crontab_crd, wait_established, write_manifest
-from tests.helpers.kubectl import Kubectl, Result, make_kubectl
+from tests.helpers.kubectl import Kubectl, Result
 from tests.helpers.wait import eventually
 
 pytestmark = pytest.mark.kubectl
@@ -20,11 +20,6 @@ pytestmark = pytest.mark.kubectl
 DEPRECATED = (
     "Warning: stable.example.com/v1beta1 CronTab is deprecated; use stable.example.com/v1 CronTab"
 )
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
 
 
 @pytest.fixture

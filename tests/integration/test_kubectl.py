@@ -36,11 +36,6 @@ AGE = r"\d+s"
 
 
 @pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, DEFAULT_VERSION)
-
-
-@pytest.fixture
 def write(tmp_path: Path) -> Callable[[str, str], str]:
     """Write a manifest into the test's directory and return its path."""
 

@@ -114,11 +114,6 @@ def make_editor(kubectl: Kubectl, tmp_path: Path) -> Editor:
 
 
 @pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, DEFAULT_VERSION)
-
-
-@pytest.fixture
 def editor(kubectl: Kubectl, tmp_path: Path) -> Editor:
     return make_editor(kubectl, tmp_path)
 

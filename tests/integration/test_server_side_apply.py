@@ -39,11 +39,6 @@ CONFLICT_ADVICE = [
 ]
 
 
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
-
-
 def manifest(tmp_path: Path, name: str, doc: dict[str, Any]) -> str:
     path = tmp_path / name
     path.write_text(yaml.safe_dump(doc))
