@@ -17,6 +17,7 @@ import pytest
 from tests.helpers.compaction import wait_until_compacted
 from tests.helpers.objects import configmap, create, unique
 from tests.helpers.status import assert_status, storage_unchanged
+from tests.helpers.wait import eventually
 from tests.integration.paths import cm_path
 
 Object = dict[str, Any]
@@ -658,6 +659,11 @@ def test_create_in_terminating_namespace(http: httpx.Client) -> None:
         deleted = http.delete(f"/api/v1/namespaces/{name}")
         assert deleted.status_code == 200, deleted.text
         assert deleted.json()["status"]["phase"] == "Terminating"
+        # The controller's pass deletes the content; the namespace stays, held by its finalizer.
+        eventually(
+            lambda: http.get(cm_path(name, "before")).status_code == 404,
+            what=f"the namespace controller to empty {name}",
+        )
         with storage_unchanged(http, name):
             response = http.post(cm_path(name), json=configmap("late"))
             assert_status(
