@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.kubectl import Kubectl, make_kubectl
 
 
 @pytest.fixture(scope="class")

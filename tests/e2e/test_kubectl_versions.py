@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +24,9 @@ from tests.conftest import KapiServer
 from tests.e2e import goldens
 from tests.e2e.goldens import AGE, minor
 from tests.e2e.printed import Table, parse_explain, parse_table, words
-from tests.integration.test_crds import crontab_crd
-from tests.integration.test_events import ago, old_style
-from tests.integration.test_kubectl import (
+from tests.helpers.crds import crontab_crd, wait_established
+from tests.helpers.events import ago, old_style
+from tests.helpers.kubectl import (
     COMMAND_TIMEOUT,
     INVALID_NAME_MESSAGE,
     TIMESTAMP,
@@ -36,6 +34,7 @@ from tests.integration.test_kubectl import (
     configmap,
     make_kubectl,
 )
+from tests.helpers.wait import eventually
 
 pytestmark = pytest.mark.kubectl
 
@@ -109,13 +108,6 @@ def description_words(document: Any, node: Any) -> list[str]:
     for part in node.get("allOf", []):
         out += description_words(document, part)
     return out
-
-
-def poll_until(condition: Callable[[], bool], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition never held"
-        time.sleep(0.05)
 
 
 def check_explain(k: Kubectl, server: KapiServer, version: str, page: goldens.ExplainPage) -> None:
@@ -317,7 +309,7 @@ def crontabs(k: Kubectl, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     assert k.ok("create", "-f", str(path)).out_lines == [
         f"customresourcedefinition.apiextensions.k8s.io/{name} created"
     ]
-    k.ok("wait", "--for=condition=Established", f"crd/{name}", "--timeout=20s")
+    wait_established(k, name)
     return crd
 
 
@@ -638,7 +630,11 @@ class TestKubectlRelease(_EveryRelease):
         )
         try:
             # The object stays (with a deletionTimestamp) until its finalizer goes.
-            poll_until(lambda: "deletionTimestamp" in k.json(*n, "get", "cm", "held")["metadata"])
+            eventually(
+                lambda: "deletionTimestamp" in k.json(*n, "get", "cm", "held")["metadata"],
+                what="configmap held marked for deletion",
+                timeout=10,
+            )
             assert waiter.poll() is None, "wait returned while the object still existed"
             k.ok(
                 *n,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +13,13 @@ import pytest
 
 from kapi.server import free_port
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import make_kubectl
+from tests.helpers.admission import ADMISSION, PROPAGATION, configure, review_answer, webhook
+from tests.helpers.kubectl import make_kubectl
+from tests.helpers.wait import eventually
 from tests.tls import CertificateAuthority, ServingCertificate, make_ca, make_serving_cert
 from tests.webhook_server import WebhookServer, serve_webhook
 
-ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 WARNING = "configmap data was defaulted by the webhook"
-#: How long a configuration may take to reach the admission plugins (a watch event).
-PROPAGATION = 10.0
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +42,6 @@ def cert(ca: CertificateAuthority, tmp_path_factory: pytest.TempPathFactory) -> 
 def http(server: KapiServer) -> Iterator[httpx.Client]:
     with server.client() as client:
         yield client
-
-
-def review_answer(review: dict[str, Any], **response: Any) -> tuple[int, dict[str, Any]]:
-    return 200, {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "response": {"uid": review["request"]["uid"], **response},
-    }
 
 
 def mutate(path: str, review: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -77,45 +67,6 @@ def allow(path: str, review: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return review_answer(review, allowed=True)
 
 
-def webhook(name: str, url: str, ca: CertificateAuthority, namespace: str, **extra: Any) -> Any:
-    """A webhook for configmaps in one namespace (so tests do not see each other's)."""
-    return {
-        "name": name,
-        "clientConfig": {"url": url, "caBundle": base64.b64encode(ca.cert_pem).decode()},
-        "rules": [
-            {
-                "operations": ["CREATE", "UPDATE"],
-                "apiGroups": [""],
-                "apiVersions": ["v1"],
-                "resources": ["configmaps"],
-            }
-        ],
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-        "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-        **extra,
-    }
-
-
-def configure(http: httpx.Client, plural: str, name: str, hooks: list[Any]) -> dict[str, Any]:
-    kind = (
-        "MutatingWebhookConfiguration"
-        if plural.startswith("mutating")
-        else ("ValidatingWebhookConfiguration")
-    )
-    response = http.post(
-        f"{ADMISSION}/{plural}",
-        json={
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": kind,
-            "metadata": {"name": name},
-            "webhooks": hooks,
-        },
-    )
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
 _names = iter(range(1, 1_000_000))
 
 
@@ -134,23 +85,15 @@ def configmap(name: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
 
 
-def until(condition: Callable[[], bool], what: str) -> None:
-    """Wait for a configuration to take effect (it arrives by watch, as upstream's informers)."""
-    deadline = time.monotonic() + PROPAGATION
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"never saw {what}")
-        time.sleep(0.05)
-
-
 def dry_run_create(http: httpx.Client, namespace: str, name: str = "probe") -> httpx.Response:
     return http.post(f"/api/v1/namespaces/{namespace}/configmaps?dryRun=All", json=configmap(name))
 
 
 def wait_called(http: httpx.Client, namespace: str, hook: WebhookServer) -> None:
-    until(
+    eventually(
         lambda: dry_run_create(http, namespace).status_code != 201 or bool(hook.requests),
-        "the webhook called",
+        what="the webhook called",
+        timeout=PROPAGATION,
     )
     hook.requests.clear()
 
@@ -351,8 +294,10 @@ def test_validating_denial_as_kubectl_prints_it(
             f"deny-{namespace}",
             [webhook("deny.example.com", hook.url("/"), ca, namespace)],
         )
-        until(
-            lambda: dry_run_create(http, namespace, "deny-probe").status_code == 403, "the denial"
+        eventually(
+            lambda: dry_run_create(http, namespace, "deny-probe").status_code == 403,
+            what="the denial",
+            timeout=PROPAGATION,
         )
         response = http.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("deny-1"))
         assert response.status_code == 403
@@ -407,9 +352,10 @@ def test_slow_webhook_times_out(
                 )
             ],
         )
-        until(
+        eventually(
             lambda: bool(hook.requests) or dry_run_create(http, namespace).status_code != 201,
-            "the webhook called",
+            what="the webhook called",
+            timeout=PROPAGATION,
         )
         response = http.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("s"))
         got = http.get(f"/api/v1/namespaces/{namespace}/configmaps/s")
@@ -455,7 +401,11 @@ def test_unreachable_webhook(
         ],
     )
     if policy == "Fail":
-        until(lambda: dry_run_create(http, namespace).status_code == 500, "the failure")
+        eventually(
+            lambda: dry_run_create(http, namespace).status_code == 500,
+            what="the failure",
+            timeout=PROPAGATION,
+        )
         response = http.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("u"))
         assert response.status_code == 500
         assert response.json()["message"] == (
@@ -483,14 +433,15 @@ def test_webhook_configurations_are_not_sent_to_webhooks(
     configure(http, "validatingwebhookconfigurations", f"all-{namespace}", [hook])
     labelled = configmap("locked")
     labelled["metadata"]["labels"] = {"lock": namespace}
-    until(
+    eventually(
         lambda: (
             http.post(
                 f"/api/v1/namespaces/{namespace}/configmaps?dryRun=All", json=labelled
             ).status_code
             == 500
         ),
-        "the catch-all webhook",
+        what="the catch-all webhook",
+        timeout=PROPAGATION,
     )
     response = http.delete(f"{ADMISSION}/validatingwebhookconfigurations/all-{namespace}")
     assert response.status_code == 200, response.text

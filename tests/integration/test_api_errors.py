@@ -9,91 +9,18 @@ it (same items, same resourceVersions, same content).
 from __future__ import annotations
 
 import json
-import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.compaction import wait_until_compacted
+from tests.helpers.objects import configmap, create, unique
+from tests.helpers.status import assert_status, storage_unchanged
+from tests.helpers.wait import eventually
 from tests.integration.paths import cm_path
 
 Object = dict[str, Any]
-
-#: What a namespace's storage is compared on: every kind a test here writes.
-_SNAPSHOT_PATHS = (
-    "/api/v1/namespaces/{ns}/configmaps",
-    "/api/v1/namespaces/{ns}/secrets",
-    "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
-)
-
-
-def configmap(name: str, **fields: Any) -> Object:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, **fields}
-
-
-def create(http: httpx.Client, namespace: str, obj: Object, path: str = "") -> Object:
-    response = http.post(path or cm_path(namespace), json=obj)
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
-def assert_status(
-    response: httpx.Response,
-    code: int,
-    reason: str,
-    message: str | None = None,
-    details: Object | None = None,
-    *,
-    list_meta: bool = False,
-) -> Object:
-    """The response is upstream's failure ``Status``; returns it for further checks.
-
-    ``list_meta``: the Status may carry ListMeta (``metadata.continue``).
-    """
-    assert response.status_code == code, response.text
-    assert response.headers["content-type"].split(";")[0] == "application/json", response.headers
-    status = response.json()
-    assert status["kind"] == "Status", status
-    assert status["apiVersion"] == "v1", status
-    if not list_meta:
-        assert status["metadata"] == {}, status
-    assert status["status"] == "Failure", status
-    assert status["code"] == code, status
-    assert status["reason"] == reason, status
-    if message is not None:
-        assert status["message"] == message, status
-    if details is not None:
-        assert status.get("details") == details, status
-    return status
-
-
-def snapshot(http: httpx.Client, namespace: str) -> dict[str, Object]:
-    """Every stored object of the namespace, by path and name, with resourceVersion and content."""
-    state: dict[str, Object] = {}
-    for template in _SNAPSHOT_PATHS:
-        path = template.format(ns=namespace)
-        response = http.get(path)
-        assert response.status_code == 200, response.text
-        for item in response.json()["items"]:
-            state[f"{path}/{item['metadata']['name']}"] = item
-    return state
-
-
-@contextmanager
-def storage_unchanged(http: httpx.Client, namespace: str) -> Iterator[None]:
-    before = snapshot(http, namespace)
-    yield
-    after = snapshot(http, namespace)
-    assert after == before, "a failed request changed storage"
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
 
 # -- 404 NotFound --------------------------------------------------------------------
 
@@ -732,6 +659,11 @@ def test_create_in_terminating_namespace(http: httpx.Client) -> None:
         deleted = http.delete(f"/api/v1/namespaces/{name}")
         assert deleted.status_code == 200, deleted.text
         assert deleted.json()["status"]["phase"] == "Terminating"
+        # The controller's pass deletes the content; the namespace stays, held by its finalizer.
+        eventually(
+            lambda: http.get(cm_path(name, "before")).status_code == 404,
+            what=f"the namespace controller to empty {name}",
+        )
         with storage_unchanged(http, name):
             response = http.post(cm_path(name), json=configmap("late"))
             assert_status(
@@ -785,43 +717,13 @@ _CONTINUE_TOO_OLD = (
 )
 
 
-@pytest.fixture(scope="module")
-def compacting_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
-    """A server compacting history every half second (``--compaction-interval``)."""
-    yield from serve_with_flags(tmp_path_factory, "compacting", "--compaction-interval", "0.5")
-
-
-@pytest.fixture
-def compacting(compacting_server: KapiServer) -> Iterator[tuple[httpx.Client, str]]:
-    with compacting_server.client() as client:
-        name = unique("compact")
-        response = client.post("/api/v1/namespaces", json={"metadata": {"name": name}})
-        assert response.status_code == 201, response.text
-        yield client, name
-
-
-def _wait_until_compacted(http: httpx.Client, namespace: str, revision: str) -> httpx.Response:
-    """Write past ``revision`` and poll until a list at it is refused; the last answer."""
-    create(http, namespace, configmap(unique("later")))
-    deadline = time.monotonic() + 20
-    while True:
-        response = http.get(
-            cm_path(namespace),
-            params={"resourceVersion": revision, "resourceVersionMatch": "Exact"},
-        )
-        if response.status_code != 200 or time.monotonic() > deadline:
-            return response
-        create(http, namespace, configmap(unique("later")))
-        time.sleep(0.2)
-
-
 def test_expired_list_at_compacted_revision(compacting: tuple[httpx.Client, str]) -> None:
     http, namespace = compacting
     first = create(http, namespace, configmap("x", data={"v": "1"}))
     revision = first["metadata"]["resourceVersion"]
     updated = http.put(cm_path(namespace, "x"), json={**first, "data": {"v": "2"}})
     assert updated.status_code == 200, updated.text
-    assert _wait_until_compacted(http, namespace, revision).status_code == 410
+    assert wait_until_compacted(http, namespace, revision).status_code == 410
     with storage_unchanged(http, namespace):
         response = http.get(
             cm_path(namespace),
@@ -840,7 +742,7 @@ def test_expired_continue_token_offers_a_fresh_one(compacting: tuple[httpx.Clien
     assert page.status_code == 200, page.text
     token = page.json()["metadata"]["continue"]
     revision = page.json()["metadata"]["resourceVersion"]
-    assert _wait_until_compacted(http, namespace, revision).status_code == 410
+    assert wait_until_compacted(http, namespace, revision).status_code == 410
 
     response = http.get(cm_path(namespace), params={"limit": 1, "continue": token})
     status = assert_status(response, 410, "Expired", _CONTINUE_TOO_OLD, list_meta=True)
@@ -858,7 +760,7 @@ def test_watch_from_compacted_revision_is_an_error_event(
     http, namespace = compacting
     first = create(http, namespace, configmap("x"))
     revision = first["metadata"]["resourceVersion"]
-    assert _wait_until_compacted(http, namespace, revision).status_code == 410
+    assert wait_until_compacted(http, namespace, revision).status_code == 410
     response = http.get(
         cm_path(namespace),
         params={"watch": "1", "resourceVersion": revision, "timeoutSeconds": "2"},

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,69 +20,21 @@ import httpx
 import orjson
 import pytest
 
-from tests.conftest import KapiServer, serve_with_flags, start_server
-from tests.integration.test_kubectl import make_kubectl
+from tests.conftest import KapiServer, start_server
+from tests.helpers.audit import DEADLINE, events_of, read_events
+from tests.helpers.kubectl import make_kubectl
+from tests.helpers.wait import eventually
 
-POLICY = """\
-apiVersion: audit.k8s.io/v1
-kind: Policy
-rules:
-- level: None
-  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*"]
-- level: RequestResponse
-  resources:
-  - group: ""
-    resources: ["configmaps"]
-- level: Request
-  resources:
-  - group: ""
-    resources: ["secrets"]
-  omitStages: ["RequestReceived"]
-- level: Metadata
-"""
 ANONYMOUS = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 AGENT = {"user-agent": "audit-test/1.0"}
-DEADLINE = 15.0
-
-
-@pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KapiServer, Path]]:
-    directory = tmp_path_factory.mktemp("audit")
-    policy = directory / "policy.yaml"
-    policy.write_text(POLICY)
-    log = directory / "audit.log"
-    for server in serve_with_flags(
-        tmp_path_factory,
-        "audited",
-        "--emulated-version=1.24",
-        f"--audit-log-path={log}",
-        f"--audit-policy-file={policy}",
-    ):
-        yield server, log
 
 
 @pytest.fixture
 def http(audited: tuple[KapiServer, Path]) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=audited[0].url, timeout=10, headers=AGENT) as client:
         yield client
-
-
-def read_events(log: Path) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    return [orjson.loads(line) for line in log.read_bytes().splitlines()]
-
-
-def events_of(log: Path, audit_id: str, last_stage: str = "ResponseComplete") -> list[dict]:
-    """The events of one request, once its ``last_stage`` event has been written."""
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        events = [e for e in read_events(log) if e["auditID"] == audit_id]
-        if any(e["stage"] == last_stage for e in events) or time.monotonic() > deadline:
-            return events
-        time.sleep(0.02)
 
 
 def without_times(event: dict[str, Any]) -> dict[str, Any]:
@@ -251,17 +202,16 @@ def test_deprecated_api_request_is_annotated_with_kubectl_user_agent(
     result = kubectl.run("get", "poddisruptionbudgets.v1beta1.policy", "-n", namespace)
     assert result.returncode == 0, str(result)
     uri = f"/apis/policy/v1beta1/namespaces/{namespace}/poddisruptionbudgets"
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        events = [
+    [event] = eventually(
+        lambda: [
             e
             for e in read_events(log)
             if e["requestURI"].startswith(uri) and e["stage"] == "ResponseComplete"
-        ]
-        if events or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    [event] = events
+        ],
+        what=f"the ResponseComplete event of {uri}",
+        timeout=DEADLINE,
+        interval=0.02,
+    )
     client = version["clientVersion"]
     assert event["userAgent"] == (
         f"kubectl.1.32/{client['gitVersion']} ({client['platform']}) "

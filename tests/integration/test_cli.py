@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,9 @@ import yaml
 from kapi.cli.commands.session import error_message
 from kapi.client import ApiError
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.kapi_cli import COMMAND_TIMEOUT, Kapi, make_kapi
+from tests.helpers.kubectl import Kubectl
 
-COMMAND_TIMEOUT = 30
 WATCH_TIMEOUT = 15
 
 PDB_WARNING = (
@@ -40,60 +39,9 @@ PDB_NAMES = ("pdb", "pdb.policy", "poddisruptionbudgets.policy", "poddisruptionb
 AGE_AT_END = re.compile(r"(?<=\s)\d+[smhdy][0-9smhdy]*$", re.MULTILINE)
 
 
-@dataclass
-class Run:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    @property
-    def out_lines(self) -> list[str]:
-        return self.stdout.splitlines()
-
-    @property
-    def err_lines(self) -> list[str]:
-        return self.stderr.splitlines()
-
-
-@dataclass
-class Kapi:
-    """``python -m kapi`` pointed at one server through its kubeconfig."""
-
-    env: dict[str, str]
-
-    def run(self, *args: str, stdin: str | None = None) -> Run:
-        done = subprocess.run(
-            [sys.executable, "-m", "kapi", *args],
-            env=self.env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=COMMAND_TIMEOUT,
-            check=False,
-        )
-        return Run(done.returncode, done.stdout, done.stderr)
-
-    def ok(self, *args: str, stdin: str | None = None) -> Run:
-        result = self.run(*args, stdin=stdin)
-        assert (result.returncode, result.stderr) == (0, ""), result
-        return result
-
-
-def make_kapi(server: KapiServer) -> Kapi:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("KUBE")}
-    env.pop("NO_COLOR", None)
-    env["KUBECONFIG"] = str(server.kubeconfig)
-    return Kapi(env)
-
-
 @pytest.fixture
 def kapi(kapi_server: KapiServer) -> Kapi:
     return make_kapi(kapi_server)
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, start_server
+from tests.helpers.wait import eventually
 from tests.integration.paths import cm_path
 
 Object = dict[str, Any]
@@ -235,9 +236,12 @@ def test_watch_from_revision_spans_a_restart(restartable: list[KapiServer]) -> N
             writer.delete(f"c{i}")
         assert len(writer.expected) == before_count
 
-        deadline = time.monotonic() + 15
-        while len(live) < before_count and time.monotonic() < deadline:
-            time.sleep(0.05)
+        eventually(
+            lambda: len(live) >= before_count,
+            what=f"{before_count} events on the live watch",
+            timeout=15,
+            details=lambda: str(triples(live)),
+        )
         assert len(live) == before_count, triples(live)
 
     assert first.stop() == 0, "kapi serve should exit cleanly on SIGTERM"

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import KapiServer
-from tests.integration.test_crds import crontab_crd, wait_established, write
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.crds import crontab_crd, wait_established, write_manifest
+from tests.helpers.kubectl import Kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -50,17 +49,12 @@ def spec_schema(crd: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
-
-
-@pytest.fixture
 def rejected(kubectl: Kubectl, tmp_path: Path) -> Callable[[dict[str, Any]], list[str]]:
     """Create a CRD that must be refused; return kubectl's error lines after checking no CRD."""
 
     def create(crd: dict[str, Any]) -> list[str]:
         name = crd["metadata"]["name"]
-        result = kubectl.fails("create", "-f", write(tmp_path, "crd.yaml", crd))
+        result = kubectl.fails("create", "-f", write_manifest(tmp_path, "crd.yaml", crd))
         missing = kubectl.fails("get", "crd", name)
         assert missing.err_lines == [
             "Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io "
@@ -194,7 +188,7 @@ def test_no_served_version_is_accepted_but_serves_nothing(kubectl: Kubectl, tmp_
     crd = single_version("unservedtabs")
     crd["spec"]["versions"][0]["served"] = False
     name = crd["metadata"]["name"]
-    created = kubectl.ok("create", "-f", write(tmp_path, "crd.yaml", crd))
+    created = kubectl.ok("create", "-f", write_manifest(tmp_path, "crd.yaml", crd))
     try:
         assert created.out_lines == [
             f"customresourcedefinition.apiextensions.k8s.io/{name} created"

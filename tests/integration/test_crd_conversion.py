@@ -12,7 +12,6 @@ import base64
 import copy
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,9 @@ import pytest
 
 from kapi.server import free_port
 from tests.conftest import KapiServer
-from tests.integration.test_crds import wait_established, write
-from tests.integration.test_kubectl import Kubectl, Result, make_kubectl
+from tests.helpers.crds import wait_established, write_manifest
+from tests.helpers.kubectl import Kubectl, Result, make_kubectl
+from tests.helpers.wait import eventually
 from tests.tls import ServingCertificate, make_ca, make_serving_cert
 from tests.webhook_server import WebhookServer, serve_webhook
 
@@ -168,7 +168,7 @@ def crd(
     kubectl: Kubectl, workdir: Path, webhook: WebhookServer, tls: tuple[bytes, ServingCertificate]
 ) -> Iterator[dict[str, Any]]:
     definition = conversion_crd(webhook.url("/convert"), tls[0])
-    kubectl.ok("apply", "-f", write(workdir, "crd.yaml", definition))
+    kubectl.ok("apply", "-f", write_manifest(workdir, "crd.yaml", definition))
     wait_established(kubectl, CRD_NAME)
     yield definition
     kubectl.run("delete", "crd", CRD_NAME, "--wait=true")
@@ -187,7 +187,11 @@ def test_create_in_v2_reads_back_in_both_versions(
 ) -> None:
     webhook.requests.clear()
     created = kubectl.ok(
-        "-n", ns, "create", "-f", write(tmp_path, "a.yaml", crontab("a", V2, "*/1 * * * *"))
+        "-n",
+        ns,
+        "create",
+        "-f",
+        write_manifest(tmp_path, "a.yaml", crontab("a", V2, "*/1 * * * *")),
     )
     assert created.out_lines == ["crontab.conversion.example.com/a created"]
     # The object is converted to v1, the storage version, in a v1 ConversionReview.
@@ -213,7 +217,7 @@ def test_list_in_v2_sends_one_batched_review(
     kubectl: Kubectl, ns: str, tmp_path: Path, webhook: WebhookServer
 ) -> None:
     for name in ("l1", "l2", "l3"):
-        path = write(tmp_path, f"{name}.yaml", crontab(name, V1, f"{name[-1]} * * * *"))
+        path = write_manifest(tmp_path, f"{name}.yaml", crontab(name, V1, f"{name[-1]} * * * *"))
         kubectl.ok("-n", ns, "create", "-f", path)
     webhook.requests.clear()
     listed = kubectl.json("-n", ns, "get", f"crontabs.v2.{GROUP}")
@@ -241,7 +245,11 @@ def test_field_selectors_read_the_requested_version(
     converts before the selector reads, as upstream's per-version storage decodes into v2."""
     for name, schedule in (("s1", "1 1 * * *"), ("s2", "2 2 * * *")):
         kubectl.ok(
-            "-n", ns, "create", "-f", write(tmp_path, f"{name}.yaml", crontab(name, V1, schedule))
+            "-n",
+            ns,
+            "create",
+            "-f",
+            write_manifest(tmp_path, f"{name}.yaml", crontab(name, V1, schedule)),
         )
     v1, v2 = f"crontabs.v1.{GROUP}", f"crontabs.v2.{GROUP}"
 
@@ -277,7 +285,9 @@ def test_field_selectors_read_the_requested_version(
 def test_failing_webhook_is_reported_and_storage_unchanged(
     kubectl: Kubectl, ns: str, tmp_path: Path, converter: Converter
 ) -> None:
-    kubectl.ok("-n", ns, "create", "-f", write(tmp_path, "f.yaml", crontab("f", V1, "0 * * * *")))
+    kubectl.ok(
+        "-n", ns, "create", "-f", write_manifest(tmp_path, "f.yaml", crontab("f", V1, "0 * * * *"))
+    )
     converter.failing = True
     read = kubectl.fails("-n", ns, "get", f"crontabs.v2.{GROUP}", "f")
     assert read.err_lines == [
@@ -287,14 +297,14 @@ def test_failing_webhook_is_reported_and_storage_unchanged(
     assert listed.err_lines == [
         f"Error from server: conversion webhook for {V2}, Kind=CronTabList failed: {BOOM}"
     ]
-    path = write(tmp_path, "f2.yaml", crontab("f", V2, "5 5 * * *", replicas=4))
+    path = write_manifest(tmp_path, "f2.yaml", crontab("f", V2, "5 5 * * *", replicas=4))
     replaced = kubectl.fails("-n", ns, "replace", "-f", path)
     # An update reads the stored object in the request's version first.
     assert replaced.err_lines == [
         f"Error from server: error when replacing {json.dumps(path)}: "
         f"conversion webhook for {V1}, Kind=CronTab failed: {BOOM}"
     ]
-    new = write(tmp_path, "g.yaml", crontab("g", V2, "5 5 * * *"))
+    new = write_manifest(tmp_path, "g.yaml", crontab("g", V2, "5 5 * * *"))
     created = kubectl.fails("-n", ns, "create", "-f", new)
     # A create converts the new object to the storage version.
     assert created.err_lines == [
@@ -320,13 +330,15 @@ def test_unreachable_webhook_is_reported(
     crd: dict[str, Any],
     webhook: WebhookServer,
 ) -> None:
-    kubectl.ok("-n", ns, "create", "-f", write(tmp_path, "u.yaml", crontab("u", V1, "0 1 * * *")))
+    kubectl.ok(
+        "-n", ns, "create", "-f", write_manifest(tmp_path, "u.yaml", crontab("u", V1, "0 1 * * *"))
+    )
     port = free_port()
     unreachable = f"https://127.0.0.1:{port}/convert"
     moved = copy.deepcopy(crd)
     moved["spec"]["conversion"]["webhook"]["clientConfig"]["url"] = unreachable
     try:
-        kubectl.ok("apply", "-f", write(tmp_path, "moved.yaml", moved))
+        kubectl.ok("apply", "-f", write_manifest(tmp_path, "moved.yaml", moved))
         # The CRD's new clientConfig is served once the controller reinstalls the resource.
         read = until_exit(kubectl, 1, "-n", ns, "get", f"crontabs.v2.{GROUP}", "u")
         assert read.returncode == 1, str(read)
@@ -336,24 +348,23 @@ def test_unreachable_webhook_is_reported(
             f"dial tcp 127.0.0.1:{port}: connect: connection refused"
         ]
     finally:
-        kubectl.ok("apply", "-f", write(tmp_path, "back.yaml", crd))
+        kubectl.ok("apply", "-f", write_manifest(tmp_path, "back.yaml", crd))
     read_back = until_exit(kubectl, 0, "-n", ns, "get", f"crontabs.v2.{GROUP}", "u")
     assert read_back.returncode == 0, str(read_back)
 
 
 def until_exit(kubectl: Kubectl, code: int, *args: str) -> Result:
-    """Run ``args`` until kubectl exits with ``code`` (at most 50 tries), and return the last run.
+    """Run ``args`` until kubectl exits with ``code``, and return that run.
 
     A CRD update reaches the served resource through the controller's watch,
     a moment after ``kubectl apply`` returns.
     """
-    result = kubectl.run(*args)
-    for _ in range(50):
-        if result.returncode == code:
-            break
-        time.sleep(0.1)
+
+    def run() -> Result | None:
         result = kubectl.run(*args)
-    return result
+        return result if result.returncode == code else None
+
+    return eventually(run, what=f"kubectl {' '.join(args)} to exit with {code}", interval=0.1)
 
 
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
@@ -366,7 +377,7 @@ def test_conversion_flow_with_other_kubectl_versions(
 ) -> None:
     other = make_kubectl(kapi_server, tmp_path, version)
     # kubectl < 1.29 validates against /openapi/v2 (the CRD's schema included) first.
-    path = write(tmp_path, "k.yaml", crontab("k", V2, "7 * * * *"))
+    path = write_manifest(tmp_path, "k.yaml", crontab("k", V2, "7 * * * *"))
     created = other.ok("-n", ns, "create", "-f", path)
     assert created.out_lines == [f"crontab.{GROUP}/k created"]
     as_v1 = other.json("-n", ns, "get", f"crontabs.v1.{GROUP}", "k")
@@ -398,32 +409,39 @@ def test_storage_version_change_keeps_old_objects_readable(
         "kind": "StorageTab",
     }
     name = definition["metadata"]["name"]
-    kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", definition))
+    kubectl.ok("apply", "-f", write_manifest(tmp_path, "crd.yaml", definition))
     try:
         wait_established(kubectl, name)
         ns = ("-n", namespace)
         old = crontab("old", V1, "1 1 * * *") | {"kind": "StorageTab"}
-        kubectl.ok(*ns, "create", "-f", write(tmp_path, "old.yaml", old))
+        kubectl.ok(*ns, "create", "-f", write_manifest(tmp_path, "old.yaml", old))
 
         moved = conversion_crd(webhook.url("/convert"), tls[0], storage="v2")
         moved["metadata"] = definition["metadata"]
         moved["spec"]["names"] = definition["spec"]["names"]
-        kubectl.ok("apply", "-f", write(tmp_path, "moved.yaml", moved))
+        kubectl.ok("apply", "-f", write_manifest(tmp_path, "moved.yaml", moved))
         status = kubectl.json("get", "crd", name)["status"]
         assert status["storedVersions"] == ["v1", "v2"]
 
         # Writes reach the v2 store once the controller reinstalls the resource: a v2
         # create then needs no conversion at all.
         new = crontab("new", V2, "2 2 * * *") | {"kind": "StorageTab"}
-        new_path = write(tmp_path, "new.yaml", new)
-        for _ in range(50):
+        new_path = write_manifest(tmp_path, "new.yaml", new)
+
+        def created_unconverted() -> bool:
             webhook.requests.clear()
             kubectl.ok(*ns, "create", "-f", new_path)
             if not webhook.requests:
-                break
+                return True
             kubectl.ok(*ns, "delete", "-f", new_path)
-            time.sleep(0.1)
-        assert webhook.requests == [], "creates in v2 were still converted to v1"
+            return False
+
+        eventually(
+            created_unconverted,
+            what="a v2 create stored without conversion to v1",
+            interval=0.1,
+        )
+        assert webhook.requests == []
 
         # Reading in v2: only the object still stored in v1 goes to the webhook.
         webhook.requests.clear()

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import KapiServer
-from tests.integration.test_crds import wait_established, write
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.crds import wait_established, write_manifest
+from tests.helpers.kubectl import Kubectl, make_kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -121,7 +121,7 @@ def kubectl(kapi_server: KapiServer, workdir: Path) -> Kubectl:
 @pytest.fixture(scope="module")
 def crd(kubectl: Kubectl, workdir: Path) -> Iterator[dict[str, Any]]:
     definition = rules_crd()
-    kubectl.ok("apply", "-f", write(workdir, "crd.yaml", definition))
+    kubectl.ok("apply", "-f", write_manifest(workdir, "crd.yaml", definition))
     wait_established(kubectl, CRD_NAME)
     yield definition
     kubectl.run("delete", "crd", CRD_NAME, "--wait=true")
@@ -133,14 +133,16 @@ def ns(crd: dict[str, Any], namespace: str) -> str:
 
 
 def test_passing_rules_admit_the_object(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
-    created = kubectl.ok("-n", ns, "create", "-f", write(tmp_path, "ok.yaml", ruletab("ok")))
+    created = kubectl.ok(
+        "-n", ns, "create", "-f", write_manifest(tmp_path, "ok.yaml", ruletab("ok"))
+    )
     assert created.out_lines == [f"ruletab.{GROUP}/ok created"]
     stored = kubectl.json("-n", ns, "get", "ruletabs", "ok")
     assert stored["spec"]["replicas"] == 2
 
 
 def test_failing_rule_with_message(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
-    path = write(tmp_path, "low.yaml", ruletab("low", replicas=1, minReplicas=3))
+    path = write_manifest(tmp_path, "low.yaml", ruletab("low", replicas=1, minReplicas=3))
     result = kubectl.fails("-n", ns, "create", "-f", path)
     assert result.err_lines == [
         'The RuleTab "low" is invalid: spec: Invalid value: "object": '
@@ -150,7 +152,7 @@ def test_failing_rule_with_message(kubectl: Kubectl, ns: str, tmp_path: Path) ->
 
 
 def test_failing_rule_with_message_expression(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
-    path = write(tmp_path, "high.yaml", ruletab("high", replicas=12))
+    path = write_manifest(tmp_path, "high.yaml", ruletab("high", replicas=12))
     result = kubectl.fails("-n", ns, "create", "-f", path)
     assert result.err_lines == [
         'The RuleTab "high" is invalid: spec: Invalid value: "object": '
@@ -163,7 +165,7 @@ def test_rule_without_message_and_several_failures(
     kubectl: Kubectl, ns: str, tmp_path: Path
 ) -> None:
     bad = ruletab("many", image="docker.io/app", replicas=0, maxReplicas=200)
-    result = kubectl.fails("-n", ns, "create", "-f", write(tmp_path, "many.yaml", bad))
+    result = kubectl.fails("-n", ns, "create", "-f", write_manifest(tmp_path, "many.yaml", bad))
     # A node's own rules run before its properties' rules, as upstream's CEL validator walks.
     assert result.err_lines == [
         'The RuleTab "many" is invalid: ',
@@ -176,7 +178,7 @@ def test_rule_without_message_and_several_failures(
 
 
 def test_transition_rule_fires_only_on_update(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
-    created = kubectl.ok("-n", ns, "create", "-f", write(tmp_path, "t.yaml", ruletab("t")))
+    created = kubectl.ok("-n", ns, "create", "-f", write_manifest(tmp_path, "t.yaml", ruletab("t")))
     assert created.out_lines == [f"ruletab.{GROUP}/t created"]
     # Other changes pass: the image rule compares the image only.
     patched = kubectl.ok("-n", ns, "patch", "ruletab", "t", "--type=merge", "-p", SCALE_TO_3)
@@ -195,7 +197,7 @@ def test_transition_rule_fires_only_on_update(kubectl: Kubectl, ns: str, tmp_pat
         'The RuleTab "t" is invalid: spec.image: Invalid value: "string": image is immutable'
     ]
     replaced = ruletab("t", image="registry.example.com/other", replicas=3)
-    result = kubectl.fails("-n", ns, "replace", "-f", write(tmp_path, "t2.yaml", replaced))
+    result = kubectl.fails("-n", ns, "replace", "-f", write_manifest(tmp_path, "t2.yaml", replaced))
     assert result.err_lines == [
         'The RuleTab "t" is invalid: spec.image: Invalid value: "string": image is immutable'
     ]
@@ -214,7 +216,7 @@ def test_crd_with_a_rule_that_does_not_compile_is_rejected(
     broken = rules_crd(name)
     spec_schema = broken["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     spec_schema["x-kubernetes-validations"] = [{"rule": "self.nope > 1"}]
-    result = kubectl.fails("create", "-f", write(tmp_path, "broken.yaml", broken))
+    result = kubectl.fails("create", "-f", write_manifest(tmp_path, "broken.yaml", broken))
     assert result.err_lines == [
         f'The CustomResourceDefinition "{name}" is invalid: '
         "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: "
@@ -239,7 +241,7 @@ def test_crd_with_a_bad_message_expression_is_rejected(kubectl: Kubectl, tmp_pat
     spec_schema["x-kubernetes-validations"] = [
         {"rule": "self.replicas > 0", "messageExpression": "self.replicas"}
     ]
-    result = kubectl.fails("create", "-f", write(tmp_path, "broken.yaml", broken))
+    result = kubectl.fails("create", "-f", write_manifest(tmp_path, "broken.yaml", broken))
     assert result.err_lines == [
         f'The CustomResourceDefinition "{name}" is invalid: '
         "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]"
@@ -317,6 +319,6 @@ def test_api_resources_and_short_name(kubectl: Kubectl, ns: str, tmp_path: Path)
         ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"],
         ["ruletabs", "ru", f"{GROUP}/v1", "true", "RuleTab"],
     ]
-    kubectl.ok("-n", ns, "create", "-f", write(tmp_path, "s.yaml", ruletab("short")))
+    kubectl.ok("-n", ns, "create", "-f", write_manifest(tmp_path, "s.yaml", ruletab("short")))
     by_short_name = kubectl.ok("-n", ns, "get", "ru", "-o", "name").out_lines
     assert by_short_name == [f"ruletab.{GROUP}/short"]

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import KapiServer
-from tests.integration.test_crds import wait_established, write
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.crds import wait_established, write_manifest
+from tests.helpers.kubectl import Kubectl, make_kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -98,7 +98,7 @@ def kubectl(kapi_server: KapiServer, workdir: Path) -> Kubectl:
 
 @pytest.fixture(scope="module")
 def crd(kubectl: Kubectl, workdir: Path) -> Iterator[None]:
-    kubectl.ok("apply", "-f", write(workdir, "crd.yaml", format_crd()))
+    kubectl.ok("apply", "-f", write_manifest(workdir, "crd.yaml", format_crd()))
     wait_established(kubectl, CRD_NAME)
     yield
     kubectl.run("delete", "crd", CRD_NAME, "--wait=true")
@@ -110,13 +110,15 @@ def ns(crd: None, namespace: str) -> str:
 
 
 def test_valid_object_is_admitted(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
-    created = kubectl.ok("-n", ns, "create", "-f", write(tmp_path, "ok.yaml", formattab("ok")))
+    created = kubectl.ok(
+        "-n", ns, "create", "-f", write_manifest(tmp_path, "ok.yaml", formattab("ok"))
+    )
     assert created.out_lines == [f"formattab.{GROUP}/ok created"]
 
 
 def test_format_library_error(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
     bad = formattab("badname", name="Web_1")
-    result = kubectl.fails("-n", ns, "create", "-f", write(tmp_path, "bad.yaml", bad))
+    result = kubectl.fails("-n", ns, "create", "-f", write_manifest(tmp_path, "bad.yaml", bad))
     assert result.err_lines == [
         f'The FormatTab "badname" is invalid: spec.name: Invalid value: "string": {LABEL_ERROR}'
     ]
@@ -124,7 +126,7 @@ def test_format_library_error(kubectl: Kubectl, ns: str, tmp_path: Path) -> None
 
 def test_strings_extension_error(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
     bad = formattab("badimage", image="docker.io/app")
-    result = kubectl.fails("-n", ns, "create", "-f", write(tmp_path, "bad.yaml", bad))
+    result = kubectl.fails("-n", ns, "create", "-f", write_manifest(tmp_path, "bad.yaml", bad))
     assert result.err_lines == [
         'The FormatTab "badimage" is invalid: spec: Invalid value: "object": '
         "image docker.io/app has no tag"
@@ -133,7 +135,7 @@ def test_strings_extension_error(kubectl: Kubectl, ns: str, tmp_path: Path) -> N
 
 def test_both_errors(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
     bad = formattab("both", name="-web", image="app")
-    result = kubectl.fails("-n", ns, "create", "-f", write(tmp_path, "bad.yaml", bad))
+    result = kubectl.fails("-n", ns, "create", "-f", write_manifest(tmp_path, "bad.yaml", bad))
     assert result.err_lines == [
         'The FormatTab "both" is invalid: ',
         '* spec: Invalid value: "object": image app has no tag',

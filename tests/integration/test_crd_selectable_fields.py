@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import Kubectl, Watch, make_kubectl
+from tests.helpers.kubectl import Kubectl, Watch, make_kubectl
 
 pytestmark = pytest.mark.kubectl
 

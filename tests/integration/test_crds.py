@@ -5,115 +5,31 @@ from __future__ import annotations
 import copy
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.conftest import KapiServer
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.crds import GROUP, crontab, crontab_crd, wait_established, write_manifest
+from tests.helpers.kubectl import Kubectl, Result
+from tests.helpers.wait import eventually
 
 pytestmark = pytest.mark.kubectl
 
-GROUP = "stable.example.com"
 DEPRECATED = (
     "Warning: stable.example.com/v1beta1 CronTab is deprecated; use stable.example.com/v1 CronTab"
 )
-
-
-def crontab_crd(plural: str = "crontabs", kind: str = "CronTab") -> dict[str, Any]:
-    spec_schema = {
-        "type": "object",
-        "properties": {
-            "cronSpec": {"type": "string", "pattern": r"^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$"},
-            "image": {"type": "string"},
-            "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
-        },
-        "required": ["cronSpec"],
-    }
-    status_schema = {"type": "object", "properties": {"replicas": {"type": "integer"}}}
-    schema = {
-        "type": "object",
-        "properties": {"spec": spec_schema, "status": status_schema},
-    }
-    subresources = {
-        "status": {},
-        "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
-    }
-    columns = [
-        {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
-        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-        {"name": "Image", "type": "string", "jsonPath": ".spec.image", "priority": 1},
-    ]
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {
-                "plural": plural,
-                "singular": kind.lower(),
-                "kind": kind,
-                "shortNames": [plural[:2] + "t"],
-            },
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": copy.deepcopy(schema)},
-                    "subresources": copy.deepcopy(subresources),
-                    "additionalPrinterColumns": columns,
-                },
-                {
-                    "name": "v1beta1",
-                    "served": True,
-                    "storage": False,
-                    "deprecated": True,
-                    "schema": {"openAPIV3Schema": copy.deepcopy(schema)},
-                    "subresources": copy.deepcopy(subresources),
-                },
-            ],
-        },
-    }
-
-
-def write(tmp_path: Path, name: str, *docs: dict[str, Any]) -> str:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(docs))
-    return str(path)
-
-
-def wait_established(kubectl: Kubectl, name: str) -> None:
-    kubectl.ok("wait", "--for=condition=Established", f"crd/{name}", "--timeout=20s")
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
 
 
 @pytest.fixture
 def crontabs(kubectl: Kubectl, tmp_path: Path, namespace: str) -> Any:
     """A two-version CronTab CRD, established; deleted afterwards."""
     crd = crontab_crd()
-    kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", crd))
+    kubectl.ok("apply", "-f", write_manifest(tmp_path, "crd.yaml", crd))
     wait_established(kubectl, crd["metadata"]["name"])
     yield crd
     kubectl.run("delete", "crd", crd["metadata"]["name"], "--wait=true")
-
-
-def crontab(name: str, version: str = "v1", **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/{version}",
-        "kind": "CronTab",
-        "metadata": {"name": name},
-        "spec": {"cronSpec": "*/5 * * * *", "image": "busybox", **spec},
-    }
 
 
 def test_crd_is_established_with_accepted_names(kubectl: Kubectl, crontabs: Any) -> None:
@@ -132,7 +48,11 @@ def test_get_by_plural_and_short_name_with_printer_columns(
     kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path
 ) -> None:
     kubectl.ok(
-        "-n", namespace, "create", "-f", write(tmp_path, "ct.yaml", crontab("a", replicas=3))
+        "-n",
+        namespace,
+        "create",
+        "-f",
+        write_manifest(tmp_path, "ct.yaml", crontab("a", replicas=3)),
     )
     lines = kubectl.ok("-n", namespace, "get", "crontabs").out_lines
     assert lines[0].split() == ["NAME", "SPEC", "REPLICAS"]
@@ -145,9 +65,13 @@ def test_get_by_plural_and_short_name_with_printer_columns(
 def test_objects_read_back_in_either_version(
     kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path
 ) -> None:
-    kubectl.ok("-n", namespace, "create", "-f", write(tmp_path, "a.yaml", crontab("one")))
+    kubectl.ok("-n", namespace, "create", "-f", write_manifest(tmp_path, "a.yaml", crontab("one")))
     result = kubectl.run(
-        "-n", namespace, "create", "-f", write(tmp_path, "b.yaml", crontab("two", "v1beta1"))
+        "-n",
+        namespace,
+        "create",
+        "-f",
+        write_manifest(tmp_path, "b.yaml", crontab("two", "v1beta1")),
     )
     assert result.returncode == 0, str(result)
     assert result.err_lines == [DEPRECATED]
@@ -168,7 +92,9 @@ def test_invalid_object_rejected_with_schema_messages(
 ) -> None:
     bad = crontab("bad", replicas=0)
     bad["spec"]["cronSpec"] = "nope"
-    result = kubectl.fails("-n", namespace, "create", "-f", write(tmp_path, "bad.yaml", bad))
+    result = kubectl.fails(
+        "-n", namespace, "create", "-f", write_manifest(tmp_path, "bad.yaml", bad)
+    )
     assert result.err_lines == [
         'The CronTab "bad" is invalid: ',
         '* spec.cronSpec: Invalid value: "nope": spec.cronSpec in body should match '
@@ -184,7 +110,7 @@ def test_unknown_fields_pruned_or_rejected_per_field_validation(
 ) -> None:
     obj = crontab("pruned")
     obj["spec"]["extra"] = True
-    path = write(tmp_path, "p.yaml", obj)
+    path = write_manifest(tmp_path, "p.yaml", obj)
     # kubectl validates strictly by default: the server refuses unknown fields.
     strict = kubectl.fails("-n", namespace, "create", "-f", path)
     assert strict.err_lines == [
@@ -201,7 +127,13 @@ def test_unknown_fields_pruned_or_rejected_per_field_validation(
 def test_status_subresource_and_scale(
     kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path, kapi_server: KapiServer
 ) -> None:
-    kubectl.ok("-n", namespace, "create", "-f", write(tmp_path, "s.yaml", crontab("s", replicas=2)))
+    kubectl.ok(
+        "-n",
+        namespace,
+        "create",
+        "-f",
+        write_manifest(tmp_path, "s.yaml", crontab("s", replicas=2)),
+    )
     base = f"/apis/{GROUP}/v1/namespaces/{namespace}/crontabs/s"
     with kapi_server.client() as http:
         # Status changes through the main resource are ignored...
@@ -234,22 +166,22 @@ def test_crd_deletion_removes_its_objects(
     kubectl: Kubectl, namespace: str, tmp_path: Path, kapi_server: KapiServer
 ) -> None:
     crd = crontab_crd("gonetabs", "GoneTab")
-    kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", crd))
+    kubectl.ok("apply", "-f", write_manifest(tmp_path, "crd.yaml", crd))
     wait_established(kubectl, crd["metadata"]["name"])
     obj = crontab("x")
     obj["kind"] = "GoneTab"
-    kubectl.ok("-n", namespace, "create", "-f", write(tmp_path, "x.yaml", obj))
+    kubectl.ok("-n", namespace, "create", "-f", write_manifest(tmp_path, "x.yaml", obj))
     kubectl.ok("delete", "crd", crd["metadata"]["name"])
+    gonetabs = f"/apis/{GROUP}/v1/namespaces/{namespace}/gonetabs"
     with kapi_server.client() as http:
-        deadline = time.monotonic() + 10
-        while True:
-            response = http.get(f"/apis/{GROUP}/v1/namespaces/{namespace}/gonetabs")
-            if response.status_code == 404:
-                break
-            assert time.monotonic() < deadline, response.text
-            time.sleep(0.1)
+        eventually(
+            lambda: http.get(gonetabs).status_code == 404,
+            what=f"{gonetabs} to stop being served",
+            timeout=10,
+            interval=0.1,
+        )
     # Re-creating the CRD shows no leftover objects.
-    kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", crd))
+    kubectl.ok("apply", "-f", write_manifest(tmp_path, "crd.yaml", crd))
     wait_established(kubectl, crd["metadata"]["name"])
     assert kubectl.json("-n", namespace, "get", "gonetabs")["items"] == []
     kubectl.ok("delete", "crd", crd["metadata"]["name"])
@@ -268,7 +200,7 @@ def test_bad_crd_rejected_and_not_stored(kubectl: Kubectl, tmp_path: Path) -> No
     crd = crontab_crd("badtabs", "BadTab")
     for version in crd["spec"]["versions"]:
         version["storage"] = True
-    result = kubectl.fails("create", "-f", write(tmp_path, "bad.yaml", crd))
+    result = kubectl.fails("create", "-f", write_manifest(tmp_path, "bad.yaml", crd))
     assert "must have exactly one version marked as storage version" in result.stderr
     assert kubectl.run("get", "crd", "badtabs.stable.example.com").returncode == 1
 
@@ -290,7 +222,7 @@ def test_discovery_lists_the_custom_resource(crontabs: Any, kapi_server: KapiSer
 def test_strategic_merge_patch_is_unsupported(
     crontabs: Any, kapi_server: KapiServer, namespace: str, kubectl: Kubectl, tmp_path: Path
 ) -> None:
-    kubectl.ok("-n", namespace, "create", "-f", write(tmp_path, "m.yaml", crontab("m")))
+    kubectl.ok("-n", namespace, "create", "-f", write_manifest(tmp_path, "m.yaml", crontab("m")))
     with kapi_server.client() as http:
         response = http.patch(
             f"/apis/{GROUP}/v1/namespaces/{namespace}/crontabs/m",
@@ -309,11 +241,11 @@ def test_kubectl_apply_updates_a_custom_resource(
 ) -> None:
     """kubectl reads the PATCH types from OpenAPI: for custom resources, no strategic merge."""
     obj = crontab("applied", replicas=1)
-    assert kubectl.ok("-n", namespace, "apply", "-f", write(tmp_path, "a.yaml", obj)).out_lines == [
-        "crontab.stable.example.com/applied created"
-    ]
+    assert kubectl.ok(
+        "-n", namespace, "apply", "-f", write_manifest(tmp_path, "a.yaml", obj)
+    ).out_lines == ["crontab.stable.example.com/applied created"]
     obj["spec"]["replicas"] = 4
-    again = kubectl.ok("-n", namespace, "apply", "-f", write(tmp_path, "a.yaml", obj))
+    again = kubectl.ok("-n", namespace, "apply", "-f", write_manifest(tmp_path, "a.yaml", obj))
     assert again.out_lines == ["crontab.stable.example.com/applied configured"]
     assert kubectl.json("-n", namespace, "get", "crontab", "applied")["spec"]["replicas"] == 4
 
@@ -322,7 +254,7 @@ def test_default_columns_show_the_age(
     kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path
 ) -> None:
     """A version without printer columns gets NAME and AGE; the server renders the age."""
-    kubectl.ok("-n", namespace, "create", "-f", write(tmp_path, "g.yaml", crontab("aged")))
+    kubectl.ok("-n", namespace, "create", "-f", write_manifest(tmp_path, "g.yaml", crontab("aged")))
     result = kubectl.run("-n", namespace, "get", "crontabs.v1beta1.stable.example.com")
     assert result.returncode == 0, str(result)
     header, row = result.out_lines
@@ -335,13 +267,14 @@ def test_custom_deprecation_warning_replaces_the_default(
 ) -> None:
     crd = copy.deepcopy(crontabs)
     crd["spec"]["versions"][1]["deprecationWarning"] = "v1beta1 CronTabs go away in March"
-    kubectl.ok("apply", "-f", write(tmp_path, "crd.yaml", crd))
-    deadline = time.monotonic() + 10
-    while True:  # the controller reinstalls the CRD's resource after the update
+    kubectl.ok("apply", "-f", write_manifest(tmp_path, "crd.yaml", crd))
+
+    def reinstalled() -> Result | None:
+        """The get, once the controller has reinstalled the CRD's resource after the update."""
         result = kubectl.run("-n", namespace, "get", "crontabs.v1beta1.stable.example.com")
-        if result.err_lines != [DEPRECATED] or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+        return result if result.err_lines != [DEPRECATED] else None
+
+    result = eventually(reinstalled, what="the new deprecation warning", timeout=10, interval=0.1)
     assert result.returncode == 0, str(result)
     assert result.err_lines == [
         "Warning: v1beta1 CronTabs go away in March",
@@ -356,7 +289,11 @@ def test_malformed_scale_patch_is_a_bad_request(
     kubectl: Kubectl, crontabs: Any, namespace: str, tmp_path: Path, kapi_server: KapiServer
 ) -> None:
     kubectl.ok(
-        "-n", namespace, "create", "-f", write(tmp_path, "m.yaml", crontab("ms", replicas=2))
+        "-n",
+        namespace,
+        "create",
+        "-f",
+        write_manifest(tmp_path, "m.yaml", crontab("ms", replicas=2)),
     )
     base = f"/apis/{GROUP}/v1/namespaces/{namespace}/crontabs/ms"
     with kapi_server.client() as http:

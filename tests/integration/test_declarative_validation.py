@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import make_kubectl
+from tests.helpers.kubectl import make_kubectl
 
 MISMATCH = "apiserver_validation_declarative_validation_mismatch_total"
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import make_kubectl
+from tests.helpers.kubectl import make_kubectl
 
 CRONJOB_WARNING = (
     "batch/v1beta1 CronJob is deprecated in v1.21+, unavailable in v1.25+; use batch/v1 CronJob"

@@ -17,8 +17,8 @@ import pytest
 
 from kapi.client import Client, load_kubeconfig
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_cli import make_kapi
-from tests.integration.test_kubectl import make_kubectl
+from tests.helpers.kapi_cli import make_kapi
+from tests.helpers.kubectl import make_kubectl
 
 PDB = {
     "apiVersion": "policy/v1beta1",

@@ -10,7 +10,6 @@ and nothing on stderr either way.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,8 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import make_kubectl
+from tests.helpers.kubectl import make_kubectl
+from tests.helpers.wait import eventually
 
 V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 V2BETA1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
@@ -78,16 +78,6 @@ def crd(plural: str = "widgets", kind: str = "Widget") -> dict[str, Any]:
     }
 
 
-def wait_for(check: Any, what: str) -> Any:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def aggregated_groups(http: httpx.Client) -> dict[str, Any]:
     response = http.get("/apis", headers={"Accept": V2})
     assert response.status_code == 200
@@ -99,10 +89,10 @@ def widgets(http: httpx.Client) -> Iterator[dict[str, Any]]:
     definition = crd()
     created = http.post(CRDS, json=definition)
     assert created.status_code == 201, created.text
-    wait_for(lambda: GROUP in aggregated_groups(http), "the CRD in aggregated discovery")
+    eventually(lambda: GROUP in aggregated_groups(http), what="the CRD in aggregated discovery")
     yield definition
     http.delete(f"{CRDS}/{definition['metadata']['name']}")
-    wait_for(lambda: GROUP not in aggregated_groups(http), "the CRD to leave discovery")
+    eventually(lambda: GROUP not in aggregated_groups(http), what="the CRD to leave discovery")
 
 
 # --- aggregated discovery on the wire ---------------------------------------------------------
@@ -300,7 +290,7 @@ def test_crd_changes_the_etag_at_once(http: httpx.Client) -> None:
     created = http.post(CRDS, json=definition)
     assert created.status_code == 201, created.text
     try:
-        during = wait_for(
+        during = eventually(
             lambda: (
                 (
                     r := http.get("/apis", headers={"Accept": V2, "If-None-Match": before})
@@ -308,15 +298,15 @@ def test_crd_changes_the_etag_at_once(http: httpx.Client) -> None:
                 == 200
                 and r
             ),
-            "a new discovery document",
+            what="a new discovery document",
         )
         assert GROUP in [i["metadata"]["name"] for i in during.json()["items"]]
         assert during.headers["etag"] != before
     finally:
         http.delete(f"{CRDS}/{name}")
-    wait_for(
+    eventually(
         lambda: http.get("/apis", headers={"Accept": V2}).headers["etag"] == before,
-        "the document from before the CRD",
+        what="the document from before the CRD",
     )
 
 

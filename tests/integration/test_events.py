@@ -9,7 +9,6 @@ upstream's strict validation while core/v1 writes get the lenient one.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,9 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
+from tests.helpers.events import ago, old_style, reference
+from tests.helpers.kubectl import make_kubectl, table
 from tests.integration.paths import cm_path
-from tests.integration.test_kubectl import make_kubectl, table
 
 CORE = "/api/v1"
 EVENTS_V1 = "/apis/events.k8s.io/v1"
@@ -30,45 +30,11 @@ def events_path(namespace: str, name: str = "", prefix: str = CORE) -> str:
     return f"{path}/{name}" if name else path
 
 
-def ago(seconds: int, micro: bool = False) -> str:
-    then = datetime.now(UTC) - timedelta(seconds=seconds)
-    return then.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ")
-
-
 def configmap(http: httpx.Client, namespace: str, name: str = "cm") -> dict[str, Any]:
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
     response = http.post(cm_path(namespace), json=body)
     assert response.status_code == 201, response.text
     return response.json()
-
-
-def reference(obj: dict[str, Any]) -> dict[str, str]:
-    metadata = obj["metadata"]
-    return {
-        "apiVersion": obj["apiVersion"],
-        "kind": obj["kind"],
-        "name": metadata["name"],
-        "namespace": metadata["namespace"],
-        "uid": metadata["uid"],
-    }
-
-
-def old_style(name: str, about: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    """A core/v1 event as client-go's record package writes them."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": name},
-        "involvedObject": reference(about),
-        "reason": "BackOff",
-        "message": "back-off restarting",
-        "type": "Warning",
-        "source": {"component": "kubelet", "host": "node-1"},
-        "firstTimestamp": ago(3600),
-        "lastTimestamp": ago(20 * 60 + 10),
-        "count": 2,
-        **fields,
-    }
 
 
 def new_style(name: str, about: dict[str, Any], **fields: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import make_kubectl
+from tests.helpers.kubectl import make_kubectl
 
 WARNING = "events.k8s.io/v1beta1 Event is deprecated in v1.22+, unavailable in v1.25+"
 V1BETA1 = "/apis/events.k8s.io/v1beta1"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +21,8 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer
-from tests.integration.test_kubectl import make_kubectl
+from tests.helpers.kubectl import make_kubectl
+from tests.helpers.wait import eventually
 
 OPERATOR = Path(__file__).parent.parent / "operators" / "widgets.py"
 GROUP, PLURAL, KIND = "kopf.kapi.test", "widgets", "Widget"
@@ -33,16 +33,21 @@ DEADLINE = 30.0
 T = TypeVar("T")
 
 
-def eventually(probe: Callable[[], T | None], what: str, operator: Operator) -> T:
-    """Poll ``probe`` until it returns something; fail with the operator's log after DEADLINE."""
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        result = probe()
-        if result is not None:
-            return result
-        if operator.process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"never saw {what}; operator log:\n{operator.log()}")
-        time.sleep(0.1)
+def eventually_while_running(operator: Operator, probe: Callable[[], T], what: str) -> T:
+    """``eventually(probe)`` that fails at once, with the operator's log, if kopf exits."""
+
+    def while_running() -> T:
+        if operator.process.poll() is not None:
+            pytest.fail(f"kopf exited before {what}; operator log:\n{operator.log()}")
+        return probe()
+
+    return eventually(
+        while_running,
+        what=what,
+        timeout=DEADLINE,
+        interval=0.1,
+        details=lambda: f"operator log:\n{operator.log()}",
+    )
 
 
 class Operator:
@@ -125,10 +130,11 @@ def widgets(kapi_server: KapiServer) -> Iterator[str]:
         response = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd())
         assert response.status_code == 201, response.text
         name = response.json()["metadata"]["name"]
-        deadline = time.monotonic() + DEADLINE
-        while http.get(f"/apis/{GROUP}/v1").status_code != 200:
-            assert time.monotonic() < deadline, "the Widget CRD was never served"
-            time.sleep(0.05)
+        eventually(
+            lambda: http.get(f"/apis/{GROUP}/v1").status_code == 200,
+            what="the Widget CRD served",
+            timeout=DEADLINE,
+        )
         yield f"/apis/{GROUP}/v1"
         http.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
 
@@ -155,11 +161,9 @@ def _event(http: httpx.Client, namespace: str, uid: str, reason: str) -> dict[st
     return next((e for e in _events_about(http, namespace, uid) if e["reason"] == reason), None)
 
 
-def _logged(http: httpx.Client, namespace: str, uid: str, message: str) -> bool | None:
+def _logged(http: httpx.Client, namespace: str, uid: str, message: str) -> bool:
     events = _events_about(http, namespace, uid)
-    return (
-        True if any(e["reason"] == "Logging" and e["message"] == message for e in events) else None
-    )
+    return any(e["reason"] == "Logging" and e["message"] == message for e in events)
 
 
 @pytest.mark.kubectl
@@ -190,14 +194,14 @@ def test_kopf_operator_handles_a_custom_resource_lifecycle(
 
         # Create: kopf adds its finalizer first, then stores the handler's result in
         # status (through the status subresource) and what it handled in an annotation.
-        widget = eventually(
-            lambda: handled("create_widget", {"size": 3}), "the create result", operator
+        widget = eventually_while_running(
+            operator, lambda: handled("create_widget", {"size": 3}), "the create result"
         )
         assert FINALIZER in widget["metadata"]["finalizers"]
         annotations = widget["metadata"]["annotations"]
         assert '"size":3' in annotations[LAST_HANDLED]
-        event = eventually(
-            lambda: _event(http, namespace, uid, "WidgetCreated"), "the create event", operator
+        event = eventually_while_running(
+            operator, lambda: _event(http, namespace, uid, "WidgetCreated"), "the create event"
         )
         assert event["type"] == "Normal"
         assert event["message"] == "widget w1 has size 3"
@@ -206,10 +210,10 @@ def test_kopf_operator_handles_a_custom_resource_lifecycle(
         assert event["source"]["component"] == "widget-operator"
         assert event["reportingComponent"] == "widget-operator"
         # kopf's log lines about the widget are posted as events with reason Logging.
-        eventually(
+        eventually_while_running(
+            operator,
             lambda: _logged(http, namespace, uid, "Handler 'create_widget' succeeded."),
             "kopf's logging event",
-            operator,
         )
 
         # The same events through events.k8s.io/v1, by the group's own field names.
@@ -239,20 +243,20 @@ def test_kopf_operator_handles_a_custom_resource_lifecycle(
         assert patched.status_code == 200, patched.text
         # Update: the handler fails once, then succeeds on its first retry; kopf then
         # drops its progress annotation (a merge patch with null).
-        updated = eventually(
-            lambda: handled("update_widget", {"size": 5, "retry": 1}), "the update result", operator
+        updated = eventually_while_running(
+            operator, lambda: handled("update_widget", {"size": 5, "retry": 1}), "the update result"
         )
         assert "kopf.zalando.org/update_widget" not in updated["metadata"]["annotations"]
         assert '"size":5' in updated["metadata"]["annotations"][LAST_HANDLED]
-        eventually(
+        eventually_while_running(
+            operator,
             lambda: _logged(
                 http, namespace, uid, "Handler 'update_widget' failed temporarily: not yet"
             ),
             "the temporary failure logged",
-            operator,
         )
-        resized = eventually(
-            lambda: _event(http, namespace, uid, "WidgetResized"), "the update event", operator
+        resized = eventually_while_running(
+            operator, lambda: _event(http, namespace, uid, "WidgetResized"), "the update event"
         )
         assert resized["message"] == "3 -> 5"
 
@@ -260,13 +264,11 @@ def test_kopf_operator_handles_a_custom_resource_lifecycle(
         deleted = http.delete(f"{path}/w1")
         assert deleted.status_code == 200, deleted.text
         assert deleted.json()["metadata"]["deletionTimestamp"]
-        eventually(
-            lambda: True if http.get(f"{path}/w1").status_code == 404 else None,
-            "the widget gone",
-            operator,
+        eventually_while_running(
+            operator, lambda: http.get(f"{path}/w1").status_code == 404, "the widget gone"
         )
-        gone = eventually(
-            lambda: _event(http, namespace, uid, "WidgetDeleted"), "the delete event", operator
+        gone = eventually_while_running(
+            operator, lambda: _event(http, namespace, uid, "WidgetDeleted"), "the delete event"
         )
         assert gone["type"] == "Warning"
         assert gone["message"] == "widget w1 is going away"

@@ -9,196 +9,30 @@ commands are in ``test_kubectl_protobuf.py``.
 from __future__ import annotations
 
 import json
-import os
-import queue
 import re
-import subprocess
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import KapiServer, require_binary
+from tests.conftest import KapiServer
+from tests.helpers.kubectl import (
+    DEFAULT_VERSION,
+    INVALID_NAME_MESSAGE,
+    TIMESTAMP,
+    UID,
+    Kubectl,
+    Result,
+    configmap,
+    make_kubectl,
+    table,
+)
+from tests.helpers.wait import eventually
 
 pytestmark = pytest.mark.kubectl
 
-KUBECTL_DIR = "/usr/lib/google-cloud-sdk/bin"
-DEFAULT_VERSION = "1.32"
-COMMAND_TIMEOUT = 30
-WATCH_TIMEOUT = 15
-
-UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 AGE = r"\d+s"
-
-INVALID_NAME_MESSAGE = (
-    'The ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": '
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-    "regex used for validation is "
-    r"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-
-
-@dataclass
-class Result:
-    args: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
-
-    @property
-    def out_lines(self) -> list[str]:
-        return self.stdout.splitlines()
-
-    @property
-    def err_lines(self) -> list[str]:
-        return self.stderr.splitlines()
-
-    def __str__(self) -> str:
-        return (
-            f"kubectl {' '.join(self.args)} -> {self.returncode}\n"
-            f"--- stdout\n{self.stdout}--- stderr\n{self.stderr}"
-        )
-
-
-@dataclass
-class Kubectl:
-    """One kubectl binary pointed at the server, with a cache dir of its own."""
-
-    binary: str
-    env: dict[str, str]
-
-    def run(self, *args: str) -> Result:
-        completed = subprocess.run(
-            [self.binary, *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=COMMAND_TIMEOUT,
-            check=False,
-        )
-        return Result(args, completed.returncode, completed.stdout, completed.stderr)
-
-    def ok(self, *args: str) -> Result:
-        """Run a command that must succeed without printing anything on stderr."""
-        result = self.run(*args)
-        assert result.returncode == 0, str(result)
-        assert result.stderr == "", str(result)
-        return result
-
-    def fails(self, *args: str) -> Result:
-        """Run a command that must fail with exit code 1 and print nothing on stdout."""
-        result = self.run(*args)
-        assert result.returncode == 1, str(result)
-        assert result.stdout == "", str(result)
-        return result
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self.ok(*args, "-o", "json").stdout)
-
-    @contextmanager
-    def watch(self, *args: str) -> Iterator[Watch]:
-        process = subprocess.Popen(
-            [self.binary, *args],
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        watcher = Watch(process)
-        try:
-            yield watcher
-        finally:
-            watcher.stop()
-
-
-class Watch:
-    """A running ``kubectl get -w`` whose stdout is collected line by line."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.process = process
-        self.lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._queue.put(line.rstrip("\n"))
-        self._queue.put(None)
-
-    def wait_for(self, done: Callable[[list[str]], bool], what: str) -> list[str]:
-        """Collect lines until ``done(lines)`` holds; fail after WATCH_TIMEOUT seconds."""
-        deadline = time.monotonic() + WATCH_TIMEOUT
-        while not done(self.lines):
-            remaining = deadline - time.monotonic()
-            try:
-                line = self._queue.get(timeout=max(remaining, 0))
-            except queue.Empty:
-                pytest.fail(f"watch never showed {what}; output so far:\n" + "\n".join(self.lines))
-            if line is None:
-                self.process.wait()
-                assert self.process.stderr is not None
-                pytest.fail(
-                    f"watch exited with {self.process.returncode} before showing {what}; "
-                    f"stdout:\n"
-                    + "\n".join(self.lines)
-                    + f"\nstderr:\n{self.process.stderr.read()}"
-                )
-            self.lines.append(line)
-        return self.lines
-
-    def objects(self) -> list[Any]:
-        """The complete JSON documents printed so far (pretty-printed or one a line)."""
-        return json_documents("\n".join(self.lines))
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=10)
-        self._thread.join(timeout=10)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
-
-
-def json_documents(text: str) -> list[Any]:
-    """Decode concatenated JSON values, ignoring an incomplete one at the end."""
-    decoder = json.JSONDecoder()
-    documents = []
-    index = 0
-    while True:
-        while index < len(text) and text[index].isspace():
-            index += 1
-        if index >= len(text):
-            return documents
-        try:
-            document, index = decoder.raw_decode(text, index)
-        except json.JSONDecodeError:
-            return documents
-        documents.append(document)
-
-
-def make_kubectl(server: KapiServer, tmp_path: Path, version: str) -> Kubectl:
-    binary = require_binary("kubectl", f"{KUBECTL_DIR}/kubectl.{version}")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("KUBE")}
-    cache = tmp_path / f"kubecache-{version}"
-    cache.mkdir(exist_ok=True)
-    env.update(KUBECONFIG=str(server.kubeconfig), KUBECACHEDIR=str(cache), HOME=str(tmp_path))
-    return Kubectl(binary, env)
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, DEFAULT_VERSION)
 
 
 @pytest.fixture
@@ -211,18 +45,6 @@ def write(tmp_path: Path) -> Callable[[str, str], str]:
         return str(path)
 
     return write
-
-
-def configmap(name: str, data: dict[str, str] | None = None, **labels: str) -> str:
-    document: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name},
-        "data": data if data is not None else {"a": "1"},
-    }
-    if labels:
-        document["metadata"]["labels"] = labels
-    return yaml.safe_dump(document)
 
 
 def namespace_manifest(name: str) -> str:
@@ -238,15 +60,6 @@ def assert_table(lines: list[str], expected: list[str]) -> None:
             assert re.fullmatch(pattern, line), f"{line!r} does not match {want!r}"
         else:
             assert line == want
-
-
-def table(rows: list[list[str]]) -> list[str]:
-    """Rows laid out as kubectl's tabwriter does (padding 3, the last column unpadded)."""
-    widths = [max(len(row[i]) for row in rows) + 3 for i in range(len(rows[0]) - 1)]
-    return [
-        "".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + row[-1]
-        for row in rows
-    ]
 
 
 # --- the core flow across kubectl releases ---------------------------------------------------
@@ -695,13 +508,12 @@ def test_namespace_create_and_delete_removes_contents(
     assert kubectl.ok("-n", name, "get", "cm", "-o", "name").out_lines == ["configmap/x"]
 
     assert kubectl.ok("delete", "namespace", name).out_lines == [f'namespace "{name}" deleted']
-    deadline = time.monotonic() + 20
-    while True:
-        gone = kubectl.run("get", "namespace", name)
-        if gone.returncode == 1:
-            break
-        assert time.monotonic() < deadline, f"namespace {name} still there: {gone}"
-        time.sleep(0.1)
+
+    def deleted() -> Result | None:
+        result = kubectl.run("get", "namespace", name)
+        return result if result.returncode == 1 else None
+
+    gone = eventually(deleted, what=f"namespace {name} to be deleted", interval=0.1)
     assert gone.err_lines == [f'Error from server (NotFound): namespaces "{name}" not found']
     listed = kubectl.run("-n", name, "get", "cm")
     assert listed.returncode == 0, str(listed)
@@ -746,13 +558,12 @@ def test_system_namespace_cannot_be_deleted(fresh_server: KapiServer, tmp_path: 
 def test_system_namespaces_exist(kubectl: Kubectl) -> None:
     """kube-apiserver creates default, kube-system, kube-public and kube-node-lease itself."""
     names = ("default", "kube-node-lease", "kube-public", "kube-system")
-    deadline = time.monotonic() + 10
-    while True:
+
+    def listed() -> Result | None:
         result = kubectl.run("get", "namespaces", *names, "-o", "name")
-        if result.returncode == 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert result.returncode == 0, str(result)
+        return result if result.returncode == 0 else None
+
+    result = eventually(listed, what="the system namespaces", timeout=10, interval=0.2)
     assert result.out_lines == [f"namespace/{name}" for name in names]
     phases = kubectl.ok("get", "namespaces", *names, "-o", "jsonpath={.items[*].status.phase}")
     assert phases.stdout == "Active Active Active Active"

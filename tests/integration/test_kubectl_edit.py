@@ -25,16 +25,9 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
+from tests.helpers.crds import GROUP, crontab, crontab_crd, wait_established, write_manifest
+from tests.helpers.kubectl import DEFAULT_VERSION, Kubectl, Result, json_documents, make_kubectl
 from tests.integration.paths import cm_path
-from tests.integration.test_crds import GROUP, crontab, crontab_crd, wait_established
-from tests.integration.test_crds import write as write_manifest
-from tests.integration.test_kubectl import (
-    DEFAULT_VERSION,
-    Kubectl,
-    Result,
-    json_documents,
-    make_kubectl,
-)
 
 pytestmark = pytest.mark.kubectl
 
@@ -118,11 +111,6 @@ def make_editor(kubectl: Kubectl, tmp_path: Path) -> Editor:
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir(exist_ok=True)
     return Editor(kubectl, tmp_path, tmpdir, itertools.count())
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, DEFAULT_VERSION)
 
 
 @pytest.fixture

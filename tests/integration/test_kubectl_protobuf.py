@@ -10,9 +10,6 @@ stored), content negotiation, and custom resources, which have no protobuf form.
 
 from __future__ import annotations
 
-import re
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,26 +20,21 @@ import yaml
 from kapi.runtime import protobuf
 from kapi.runtime.protowire import MessageWriter
 from tests.conftest import KapiServer
-from tests.integration.paths import cm_path, pdb_path
-from tests.integration.test_api_errors import assert_status, storage_unchanged
-from tests.integration.test_crds import GROUP, crontab_crd, wait_established
-from tests.integration.test_kubectl import (
-    INVALID_NAME_MESSAGE,
-    TIMESTAMP,
-    UID,
-    Kubectl,
-    make_kubectl,
+from tests.helpers.crds import GROUP
+from tests.helpers.kubectl import INVALID_NAME_MESSAGE, TIMESTAMP, UID, Kubectl, make_kubectl
+from tests.helpers.objects import unique
+from tests.helpers.protobuf_requests import (
+    CONTENT_TYPE,
+    PROTOBUF,
+    PROTOBUF_VERSIONS,
+    configmap_body,
+    post,
 )
+from tests.helpers.status import assert_status, storage_unchanged
+from tests.integration.paths import cm_path, pdb_path
 
-PROTOBUF = "application/vnd.kubernetes.protobuf"
-#: kubectl >= 1.32 sends protobuf; 1.27 sends JSON for the same commands.
+#: kubectl >= 1.32 sends protobuf (PROTOBUF_VERSIONS); 1.27 sends JSON for the same commands.
 VERSIONS = ["1.27", "1.32", "1.33"]
-PROTOBUF_VERSIONS = ["1.32", "1.33"]
-CONTENT_TYPE = re.compile(r"Content-Type: (\S+)$", re.MULTILINE)
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture(params=VERSIONS)
@@ -196,18 +188,6 @@ def envelope(api_version: str, kind: str, raw: bytes) -> bytes:
     return b"k8s\x00" + MessageWriter().message(1, type_meta).bytes(2, raw).getvalue()
 
 
-def post(
-    http: httpx.Client, path: str, body: bytes, accept: str = "application/json"
-) -> httpx.Response:
-    return http.post(path, content=body, headers={"content-type": PROTOBUF, "accept": accept})
-
-
-def configmap_body(name: str, **data: str) -> bytes:
-    return protobuf.encode(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
-    )
-
-
 _UNRECOGNIZED = "the object provided is unrecognized (must be of type ConfigMap): "
 
 
@@ -316,19 +296,6 @@ def test_update_and_delete_options_in_protobuf(http: httpx.Client, namespace: st
     )
     assert dry.status_code == 200, dry.text
     assert http.get(cm_path(namespace, "upd")).json()["data"] == {"a": "2"}
-
-
-@pytest.fixture
-def custom_resources(kapi_server: KapiServer, tmp_path: Path) -> Iterator[str]:
-    """An established CRD of its own; yields the collection path in the default namespace."""
-    crd = crontab_crd("pbcrontabs", "PbCronTab")
-    k = make_kubectl(kapi_server, tmp_path, "1.32")
-    path = tmp_path / "crd.yaml"
-    path.write_text(yaml.safe_dump(crd))
-    k.ok("apply", "-f", str(path))
-    wait_established(k, crd["metadata"]["name"])
-    yield f"/apis/{GROUP}/v1/namespaces/default/pbcrontabs"
-    k.run("delete", "crd", crd["metadata"]["name"], "--wait=true")
 
 
 @pytest.mark.kubectl

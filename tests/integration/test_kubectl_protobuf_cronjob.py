@@ -20,9 +20,10 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_admission_webhooks import configure, review_answer, until, webhook
-from tests.integration.test_kubectl import Kubectl, make_kubectl
-from tests.integration.test_kubectl_protobuf import CONTENT_TYPE, PROTOBUF, PROTOBUF_VERSIONS
+from tests.helpers.admission import PROPAGATION, configure, review_answer, webhook
+from tests.helpers.kubectl import Kubectl, make_kubectl
+from tests.helpers.protobuf_requests import CONTENT_TYPE, PROTOBUF, PROTOBUF_VERSIONS
+from tests.helpers.wait import eventually
 from tests.tls import CertificateAuthority, ServingCertificate, make_ca, make_serving_cert
 from tests.webhook_server import serve_webhook
 
@@ -164,9 +165,10 @@ def test_every_job_template_field_reads_back_through_kubectl(
             "fill-job-template",
             [webhook("fill.example.com", hook.url("/fill"), ca, namespace, rules=[rule])],
         )
-        until(
+        eventually(
             lambda: dry_run_create(http, namespace)["spec"]["jobTemplate"]["spec"] == JOB_SPEC,
-            "the webhook filling the job template",
+            what="the webhook filling the job template",
+            timeout=PROPAGATION,
         )
 
         for version in PROTOBUF_VERSIONS:

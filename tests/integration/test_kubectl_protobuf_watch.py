@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,30 +24,15 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
+from tests.helpers.audit import events_of
+from tests.helpers.compaction import wait_until_compacted
+from tests.helpers.crds import GROUP
+from tests.helpers.kubectl import WATCH_TIMEOUT, Kubectl, make_kubectl
+from tests.helpers.objects import configmap, create, unique
+from tests.helpers.protobuf_requests import PROTOBUF, PROTOBUF_VERSIONS, configmap_body, post
+from tests.helpers.wait import eventually
 from tests.integration import protobuf_reader as pb
-from tests.integration import test_api_errors, test_audit, test_kubectl_protobuf
 from tests.integration.paths import cm_path
-from tests.integration.test_api_errors import (
-    _wait_until_compacted,
-    configmap,
-    create,
-    unique,
-)
-from tests.integration.test_audit import events_of
-from tests.integration.test_crds import GROUP
-from tests.integration.test_kubectl import WATCH_TIMEOUT, Kubectl, make_kubectl
-from tests.integration.test_kubectl_protobuf import (
-    PROTOBUF,
-    PROTOBUF_VERSIONS,
-    configmap_body,
-    post,
-)
-
-# Fixtures of other modules, used here as they are.
-compacting_server = test_api_errors.compacting_server
-compacting = test_api_errors.compacting
-audited = test_audit.audited
-custom_resources = test_kubectl_protobuf.custom_resources
 
 Object = dict[str, Any]
 
@@ -102,15 +86,24 @@ class Running:
 
     def wait_for(self, path: Path, wanted: str) -> str:
         """``path``'s text once it holds ``wanted``; fail after WATCH_TIMEOUT seconds."""
-        deadline = time.monotonic() + WATCH_TIMEOUT
-        while wanted not in (text := path.read_text()):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"kubectl never printed {wanted!r}; stdout:\n{self.out.read_text()}\n"
-                    f"stderr:\n{self.err.read_text()[-4000:]}"
-                )
-            time.sleep(0.05)
-        return text
+
+        def printed() -> str | None:
+            text = path.read_text()
+            if wanted in text:
+                return text
+            if self.process.poll() is not None:
+                pytest.fail(f"kubectl exited before printing {wanted!r}\n{self.output()}")
+            return None
+
+        return eventually(
+            printed,
+            what=f"kubectl to print {wanted!r}",
+            timeout=WATCH_TIMEOUT,
+            details=self.output,
+        )
+
+    def output(self) -> str:
+        return f"stdout:\n{self.out.read_text()}\nstderr:\n{self.err.read_text()[-4000:]}"
 
 
 @contextmanager
@@ -399,7 +392,7 @@ def test_watch_error_event_in_protobuf(
     """A watch from a compacted revision: one ERROR event whose object is a Status."""
     http, namespace = compacting
     revision = create(http, namespace, configmap("x"))["metadata"]["resourceVersion"]
-    assert _wait_until_compacted(http, namespace, revision).status_code == 410
+    assert wait_until_compacted(http, namespace, revision).status_code == 410
     content_type, events = protobuf_watch(
         compacting_server.url,
         cm_path(namespace),

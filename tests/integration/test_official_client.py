@@ -20,8 +20,9 @@ from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import NotFoundError, UnprocessibleEntityError
 
 from tests.conftest import KapiServer
-from tests.integration.test_crds import GROUP as CRD_GROUP
-from tests.integration.test_crds import crontab_crd
+from tests.helpers.crds import GROUP as CRD_GROUP
+from tests.helpers.crds import crontab_crd, established
+from tests.helpers.wait import eventually
 
 
 @pytest.fixture
@@ -393,23 +394,13 @@ def test_dynamic_client_custom_resources(
         response = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
         assert response.status_code == 201, response.text
         try:
-            _wait_established(http, crd["metadata"]["name"])
+            name = crd["metadata"]["name"]
+            eventually(lambda: established(http, name), what=f"{name} established")
             _custom_resource_round_trip(dynamic, namespace, kind)
         finally:
             http.delete(
                 f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
             )
-
-
-def _wait_established(http: httpx.Client, name: str) -> None:
-    deadline = time.monotonic() + 20
-    while True:
-        crd = http.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}").json()
-        conditions = crd.get("status", {}).get("conditions", [])
-        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-            return
-        assert time.monotonic() < deadline, f"{name} never became established: {crd}"
-        time.sleep(0.05)
 
 
 def _custom_resource_round_trip(dynamic: DynamicClient, namespace: str, kind: str) -> None:

@@ -20,7 +20,8 @@ import yaml
 
 from kapi.runtime.protowire import iter_fields
 from tests.conftest import KapiServer, serve_with_flags
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.kubectl import Kubectl, make_kubectl
+from tests.helpers.wait import eventually
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 #: What client-go's ``OpenAPISchema`` asks for.
@@ -77,16 +78,6 @@ def gizmo_crd(replicas_type: str = "integer") -> dict[str, Any]:
     }
 
 
-def wait_for(check: Any, what: str) -> Any:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def index(http: httpx.Client) -> dict[str, str]:
     paths = http.get("/openapi/v3").json()["paths"]
     return {path: entry["serverRelativeURL"] for path, entry in paths.items()}
@@ -97,10 +88,10 @@ def gizmos(http: httpx.Client) -> Iterator[dict[str, Any]]:
     definition = gizmo_crd()
     created = http.post(CRDS, json=definition)
     assert created.status_code == 201, created.text
-    wait_for(lambda: f"apis/{GROUP}/v1" in index(http), "the CRD's OpenAPI document")
+    eventually(lambda: f"apis/{GROUP}/v1" in index(http), what="the CRD's OpenAPI document")
     yield definition
     http.delete(f"{CRDS}/{definition['metadata']['name']}")
-    wait_for(lambda: f"apis/{GROUP}/v1" not in index(http), "the CRD's document to go")
+    eventually(lambda: f"apis/{GROUP}/v1" not in index(http), what="the CRD's document to go")
 
 
 # --- /openapi/v2 on the wire ---------------------------------------------------------------
@@ -223,7 +214,9 @@ def test_v3_hash_changes_with_the_crd(http: httpx.Client) -> None:
     name = definition["metadata"]["name"]
     assert http.post(CRDS, json=definition).status_code == 201
     try:
-        created = wait_for(lambda: (i := index(http)).get(f"apis/{GROUP}/v1") and i, "the CRD")
+        created = eventually(
+            lambda: (i := index(http)).get(f"apis/{GROUP}/v1") and i, what="the CRD"
+        )
         assert {k: v for k, v in created.items() if k in before} == before
         old_url = created[f"apis/{GROUP}/v1"]
 
@@ -233,8 +226,8 @@ def test_v3_hash_changes_with_the_crd(http: httpx.Client) -> None:
             "type": "string"
         }
         assert http.put(f"{CRDS}/{name}", json=current).status_code == 200
-        updated = wait_for(
-            lambda: (u := index(http).get(f"apis/{GROUP}/v1")) != old_url and u, "a new hash"
+        updated = eventually(
+            lambda: (u := index(http).get(f"apis/{GROUP}/v1")) != old_url and u, what="a new hash"
         )
         document = http.get(updated).json()
         gizmo = document["components"]["schemas"]["example.kapi.openapi-test.v1.Gizmo"]
@@ -242,7 +235,7 @@ def test_v3_hash_changes_with_the_crd(http: httpx.Client) -> None:
         assert http.get(old_url, follow_redirects=False).headers["location"] == updated
     finally:
         http.delete(f"{CRDS}/{name}")
-    wait_for(lambda: index(http) == before, "the index from before the CRD")
+    eventually(lambda: index(http) == before, what="the index from before the CRD")
 
 
 # --- kubectl 1.27 and 1.28 ------------------------------------------------------------------

@@ -12,9 +12,8 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,10 @@ import yaml
 
 from kapi.runtime import protobuf
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.crds import established
+from tests.helpers.kubectl import WATCH_TIMEOUT, make_kubectl
+from tests.helpers.wait import eventually
 from tests.integration import protobuf_reader as pb
-from tests.integration.test_kubectl import WATCH_TIMEOUT, make_kubectl
 
 Object = dict[str, Any]
 
@@ -188,19 +189,6 @@ def get_protobuf(http: httpx.Client, path: str, **params: str) -> Object:
     return protobuf.decode(response.content)
 
 
-def wait_for(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WATCH_TIMEOUT
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def established(http: httpx.Client, name: str) -> bool:
-    conditions = http.get(f"{CRDS}/{name}").json().get("status", {}).get("conditions") or []
-    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
-
-
 def protobuf_watch(url: str, path: str, params: dict[str, str], count: int) -> list[Object]:
     """The first ``count`` events of a protobuf watch, each as ``{type, object}``."""
     params = {"watch": "1", "timeoutSeconds": str(WATCH_TIMEOUT), **params}
@@ -264,7 +252,7 @@ def test_crd_created_in_protobuf_reads_back_in_both_forms(
     assert get_protobuf(http, f"{CRDS}/{name}") == as_json
 
     # The controller's status (conditions, accepted names, stored versions) reads the same.
-    wait_for(lambda: established(http, name), f"{name} to be established")
+    eventually(lambda: established(http, name), what=f"{name} established", timeout=WATCH_TIMEOUT)
     as_json = http.get(f"{CRDS}/{name}").json()
     assert {c["type"] for c in as_json["status"]["conditions"]} >= {"Established"}
     assert as_json["status"]["storedVersions"] == ["v1"]
@@ -307,9 +295,13 @@ def test_crds_watch_in_protobuf(http: httpx.Client, kapi_server: KapiServer) -> 
     start = http.get(CRDS).json()["metadata"]["resourceVersion"]
     created = http.post(CRDS, json=crd)
     assert created.status_code == 201, created.text
-    wait_for(lambda: established(http, name), f"{name} to be established")
+    eventually(lambda: established(http, name), what=f"{name} established", timeout=WATCH_TIMEOUT)
     assert http.delete(f"{CRDS}/{name}").status_code == 200
-    wait_for(lambda: http.get(f"{CRDS}/{name}").status_code == 404, f"{name} to be deleted")
+    eventually(
+        lambda: http.get(f"{CRDS}/{name}").status_code == 404,
+        what=f"{name} deleted",
+        timeout=WATCH_TIMEOUT,
+    )
 
     params = {"resourceVersion": start, **selector}
     as_json = json_watch(http, CRDS, params)
@@ -390,7 +382,7 @@ def test_kubectl_gets_a_protobuf_created_crd_as_yaml(
     kapi_server: KapiServer, tmp_path: Path, http: httpx.Client, created_crd: tuple[Object, Object]
 ) -> None:
     name = created_crd[0]["metadata"]["name"]
-    wait_for(lambda: established(http, name), f"{name} to be established")
+    eventually(lambda: established(http, name), what=f"{name} established", timeout=WATCH_TIMEOUT)
     kubectl = make_kubectl(kapi_server, tmp_path, "1.33")
     printed = yaml.safe_load(kubectl.ok("get", "crd", name, "-o", "yaml").stdout)
     as_json = http.get(f"{CRDS}/{name}").json()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import KapiServer
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.kubectl import Kubectl, make_kubectl
 
 pytestmark = pytest.mark.kubectl
 

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.wait import eventually
 from tests.integration.paths import cm_path, pdb_path
 
 Object = dict[str, Any]
@@ -58,14 +59,6 @@ def merge_patch(http: httpx.Client, path: str, patch: Object, **params: str) -> 
         content=json.dumps(patch),
         headers={"content-type": "application/merge-patch+json"},
     )
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 15, what: str = "condition") -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def watch_events(
@@ -628,9 +621,10 @@ def test_namespace_deletion_removes_its_contents(http: httpx.Client) -> None:
     assert deleted.json()["status"]["phase"] == "Terminating"
     assert deleted.json()["metadata"]["deletionTimestamp"]
 
-    wait_for(
+    eventually(
         lambda: http.get(f"/api/v1/namespaces/{namespace}").status_code == 404,
         what="the namespace to be removed",
+        timeout=15,
     )
     selector = {"fieldSelector": f"metadata.namespace={namespace}"}
     assert names(http.get("/api/v1/configmaps", params=selector)) == []
@@ -644,9 +638,10 @@ def test_namespace_waits_for_content_finalizers(http: httpx.Client) -> None:
     create_cm(http, namespace, "plain")
     assert http.delete(f"/api/v1/namespaces/{namespace}").status_code == 200
     try:
-        wait_for(
+        eventually(
             lambda: http.get(cm_path(namespace, "plain")).status_code == 404,
             what="the namespace controller to delete the content",
+            timeout=15,
         )
         held = http.get(cm_path(namespace, "held"))
         assert held.status_code == 200, held.text
@@ -658,9 +653,10 @@ def test_namespace_waits_for_content_finalizers(http: httpx.Client) -> None:
         assert still.json()["status"]["phase"] == "Terminating"
     finally:
         merge_patch(http, cm_path(namespace, "held"), {"metadata": {"finalizers": None}})
-    wait_for(
+    eventually(
         lambda: http.get(f"/api/v1/namespaces/{namespace}").status_code == 404,
         what="the namespace to be removed once empty",
+        timeout=15,
     )
 
 

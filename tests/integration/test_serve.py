@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import KapiServer, require_binary, start_server
+from tests.conftest import KapiServer, start_server
+from tests.helpers.kubectl import kubectl_binary
 
 
 def _kapi(*args: str) -> subprocess.CompletedProcess[str]:
@@ -21,7 +22,7 @@ def _kapi(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_serve_writes_a_kubeconfig_that_kubectl_uses(tmp_path: Path) -> None:
-    kubectl = require_binary("kubectl", "/usr/lib/google-cloud-sdk/bin/kubectl.1.32")
+    kubectl = kubectl_binary()
     server = start_server(tmp_path / "data")
     try:
         printed = _kapi("kubeconfig", "--data-dir", str(server.data_dir))

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
-from tests.integration.test_kubectl import TIMESTAMP, Kubectl, make_kubectl
+from tests.helpers.kubectl import TIMESTAMP, Kubectl, make_kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -37,11 +37,6 @@ CONFLICT_ADVICE = [
     "  stop managing the field (remove it from their configuration).",
     "See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts",
 ]
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
 
 
 def manifest(tmp_path: Path, name: str, doc: dict[str, Any]) -> str:

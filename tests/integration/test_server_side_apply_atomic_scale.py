@@ -11,7 +11,6 @@ is replayed on a custom resource.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,9 @@ from kubernetes import client, config
 from kubernetes.client import ApiException
 
 from tests.conftest import KapiServer
-from tests.integration.test_kubectl import TIMESTAMP, Kubectl, make_kubectl
+from tests.helpers.crds import established
+from tests.helpers.kubectl import TIMESTAMP, Kubectl, make_kubectl
+from tests.helpers.wait import eventually
 
 pytestmark = pytest.mark.kubectl
 
@@ -94,17 +95,9 @@ def scalables(kapi_server: KapiServer) -> Iterator[str]:
         created = http.post(path, json=crd)
         assert created.status_code == 201, created.text
         name = crd["metadata"]["name"]
-        deadline = time.monotonic() + 20
-        while not _established(http.get(f"{path}/{name}").json()):
-            assert time.monotonic() < deadline, "the CRD was not established in 20s"
-            time.sleep(0.05)
+        eventually(lambda: established(http, name), what=f"{name} established")
         yield name
         http.delete(f"{path}/{name}")
-
-
-def _established(crd: Object) -> bool:
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
 @pytest.fixture

@@ -17,8 +17,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.conftest import KapiServer
-from tests.integration.test_kubectl import Kubectl, make_kubectl
+from tests.helpers.kubectl import Kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -46,11 +45,6 @@ def write(tmp_path: Path, name: str, document: dict[str, Any]) -> str:
     path = tmp_path / name
     path.write_text(yaml.safe_dump(document))
     return str(path)
-
-
-@pytest.fixture
-def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(kapi_server, tmp_path, "1.32")
 
 
 @pytest.fixture

@@ -12,32 +12,10 @@ from typing import Any
 
 import pytest
 
-from kapi.apimachinery.field_errors import Path
-from kapi.validation.cel import CELValidator, compiler, cost
+from kapi.validation.cel import CELValidator, cost
+from tests.helpers.cel import SCHEMA_PATH, crd_schema, node_rules, static_cost
 
-SCHEMA_PATH = Path("spec", "validation", "openAPIV3Schema")
 RULE_PATH = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]"
-
-SPEC_PROPERTIES: dict[str, Any] = {
-    "name": {"type": "string", "maxLength": 63},
-    "items": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
-    "labels": {
-        "type": "object",
-        "maxProperties": 10,
-        "additionalProperties": {"type": "integer"},
-    },
-    "number": {"type": "number"},
-    "objs": {
-        "type": "array",
-        "maxItems": 10,
-        "items": {"type": "object", "properties": {"v": {"type": "integer"}}},
-    },
-}
-
-
-def crd_schema(rules: list[dict[str, Any]]) -> dict[str, Any]:
-    spec = {"type": "object", "properties": SPEC_PROPERTIES, "x-kubernetes-validations": rules}
-    return {"type": "object", "properties": {"spec": spec}}
 
 
 def compiled(*rules: dict[str, Any]) -> CELValidator:
@@ -69,18 +47,6 @@ def message(expression: str, **spec: Any) -> str:
     prefix = 'spec: Invalid value: "object": '
     assert len(got) == 1 and got[0].startswith(prefix), got
     return got[0][len(prefix) :]
-
-
-def node_rules(rule: str) -> compiler.NodeRules:
-    """The compiled rule on the spec node (cardinality 1) and its estimated cost."""
-    node = crd_schema([{"rule": rule}])["properties"]["spec"]
-    return compiler.compile_node(node, SCHEMA_PATH, 1, False)
-
-
-def static_cost(rule: str) -> int:
-    """Estimated cost of one rule at CRD creation."""
-    [(_, estimate)] = node_rules(rule).max_cost
-    return estimate
 
 
 # --- format library ------------------------------------------------------------------------

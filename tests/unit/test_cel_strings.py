@@ -13,11 +13,8 @@ from typing import Any
 
 import pytest
 
-from kapi.apimachinery.field_errors import Path
 from kapi.validation.cel import CELValidator
-from tests.unit.test_cel_library_ext import static_cost
-
-SCHEMA_PATH = Path("spec", "validation", "openAPIV3Schema")
+from tests.helpers.cel import SCHEMA_PATH, static_cost
 
 
 def evaluate(rule: str, **spec: Any) -> list[str]:

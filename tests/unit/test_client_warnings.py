@@ -214,8 +214,20 @@ def test_writer_colours_the_prefix_as_kubectl() -> None:
     assert out.getvalue() == "\x1b[33;1mWarning:\x1b[0m careful\n"
 
 
-def test_no_warnings_ignores_everything() -> None:
-    NoWarnings().handle_warning(299, "-", "ignored")
+def test_no_warnings_ignores_everything(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handler = NoWarnings()
+    assert isinstance(handler, WarningHandler)
+    with (
+        caplog.at_level(logging.DEBUG, logger="kapi"),
+        client(serve('299 - "a"', '199 x "b"'), handler) as c,
+    ):
+        response = c.request("GET", "/api")
+    # The warnings are still parsed onto the response; nothing is logged or printed.
+    assert response.warnings == [W(299, "-", "a"), W(199, "x", "b")]
+    assert [r for r in caplog.records if r.name.startswith("kapi")] == []
+    assert capsys.readouterr() == ("", "")
 
 
 # -- the clients ----------------------------------------------------------------------------

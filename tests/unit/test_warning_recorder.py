@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import logging
 
 import pytest
 from hypothesis import given
@@ -147,9 +148,24 @@ def test_request_helpers_reach_the_current_requests_recorder() -> None:
     ]
 
 
-def test_warnings_outside_a_request_are_dropped_quietly() -> None:
-    request.add_warning("nobody listens")
-    request.current().add_warning("nobody listens")
+def test_warnings_outside_a_request_are_dropped_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    served = request.RequestContext(request.RequestInfo(is_resource_request=True, path="/x"))
+
+    def serve() -> None:
+        request.bind(served)
+        request.add_warning("for the client")
+
+    def background() -> list[str]:
+        """A controller's work: no request is bound."""
+        request.add_warning("nobody listens")
+        return request.current().warnings
+
+    contextvars.copy_context().run(serve)
+    with caplog.at_level(logging.DEBUG, logger="kapi"):
+        kept = contextvars.copy_context().run(background)
+    assert kept == []
+    assert served.warnings == ["for the client"]
+    assert caplog.records == []
 
 
 # -- the 4096-rune budget and 256-rune truncation -----------------------------------------

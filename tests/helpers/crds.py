@@ -1,0 +1,104 @@
+"""The CronTab CustomResourceDefinition of upstream's docs, its objects, and waiting for a CRD."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from tests.helpers.kubectl import Kubectl
+
+GROUP = "stable.example.com"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def crontab_crd(plural: str = "crontabs", kind: str = "CronTab") -> dict[str, Any]:
+    """A namespaced CRD served in v1 (stored) and a deprecated v1beta1, with status and scale."""
+    spec_schema = {
+        "type": "object",
+        "properties": {
+            "cronSpec": {"type": "string", "pattern": r"^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$"},
+            "image": {"type": "string"},
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+        },
+        "required": ["cronSpec"],
+    }
+    status_schema = {"type": "object", "properties": {"replicas": {"type": "integer"}}}
+    schema = {
+        "type": "object",
+        "properties": {"spec": spec_schema, "status": status_schema},
+    }
+    subresources = {
+        "status": {},
+        "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+    }
+    columns = [
+        {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
+        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+        {"name": "Image", "type": "string", "jsonPath": ".spec.image", "priority": 1},
+    ]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "plural": plural,
+                "singular": kind.lower(),
+                "kind": kind,
+                "shortNames": [plural[:2] + "t"],
+            },
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": copy.deepcopy(schema)},
+                    "subresources": copy.deepcopy(subresources),
+                    "additionalPrinterColumns": columns,
+                },
+                {
+                    "name": "v1beta1",
+                    "served": True,
+                    "storage": False,
+                    "deprecated": True,
+                    "schema": {"openAPIV3Schema": copy.deepcopy(schema)},
+                    "subresources": copy.deepcopy(subresources),
+                },
+            ],
+        },
+    }
+
+
+def crontab(name: str, version: str = "v1", **spec: Any) -> dict[str, Any]:
+    """A CronTab of ``crontab_crd()``."""
+    return {
+        "apiVersion": f"{GROUP}/{version}",
+        "kind": "CronTab",
+        "metadata": {"name": name},
+        "spec": {"cronSpec": "*/5 * * * *", "image": "busybox", **spec},
+    }
+
+
+def write_manifest(directory: Path, name: str, *docs: dict[str, Any]) -> str:
+    """Write ``docs`` as one YAML file in ``directory``; its path, for ``kubectl -f``."""
+    path = directory / name
+    path.write_text(yaml.safe_dump_all(docs))
+    return str(path)
+
+
+def wait_established(kubectl: Kubectl, name: str) -> None:
+    """Wait, with ``kubectl wait``, until the CRD ``name`` is Established."""
+    kubectl.ok("wait", "--for=condition=Established", f"crd/{name}", "--timeout=20s")
+
+
+def established(http: httpx.Client, name: str) -> bool:
+    """Whether the CRD ``name`` has condition Established True, read over HTTP."""
+    crd = http.get(f"{CRDS}/{name}").json()
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
