@@ -34,7 +34,6 @@ from tests.helpers.kubectl import (
     configmap,
     make_kubectl,
 )
-from tests.helpers.wait import eventually
 
 pytestmark = pytest.mark.kubectl
 
@@ -621,21 +620,27 @@ class TestKubectlRelease(_EveryRelease):
         assert k.ok(*n, "delete", "configmap", "held", "--wait=false").out_lines == [
             'configmap "held" deleted'
         ]
+        # -v=6 logs each request as its response arrives: once the watch has started,
+        # kubectl wait has seen the object, so removing the finalizer cannot race its
+        # first read (which would find nothing and print nothing).
         waiter = subprocess.Popen(
-            [k.binary, *n, "wait", "--for=delete", "configmap/held", "--timeout=20s"],
+            [k.binary, *n, "wait", "--for=delete", "configmap/held", "--timeout=20s", "-v=6"],
             env=k.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
+        assert waiter.stderr is not None
+        log: list[str] = []
         try:
-            # The object stays (with a deletionTimestamp) until its finalizer goes.
-            eventually(
-                lambda: "deletionTimestamp" in k.json(*n, "get", "cm", "held")["metadata"],
-                what="configmap held marked for deletion",
-                timeout=10,
-            )
+            for line in waiter.stderr:
+                log.append(line)
+                if "watch=true" in line:
+                    break
+            assert any("watch=true" in line for line in log), log
             assert waiter.poll() is None, "wait returned while the object still existed"
+            # The object stays (with a deletionTimestamp) until its finalizer goes.
+            assert "deletionTimestamp" in k.json(*n, "get", "cm", "held")["metadata"]
             k.ok(
                 *n,
                 "patch",
@@ -650,7 +655,9 @@ class TestKubectlRelease(_EveryRelease):
             if waiter.poll() is None:
                 waiter.kill()
                 waiter.communicate()
-        assert (waiter.returncode, stdout, stderr) == (0, "configmap/held condition met\n", "")
+        # Only kubectl's own request log (klog "I" lines) may be on stderr.
+        stray = [line for line in [*log, *stderr.splitlines(True)] if not line.startswith("I")]
+        assert (waiter.returncode, stdout, stray) == (0, "configmap/held condition met\n", [])
 
     def test_delete_and_server_dry_run(self, k: Kubectl, ns: str, write) -> None:
         n = ("-n", ns)
