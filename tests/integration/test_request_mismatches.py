@@ -143,3 +143,97 @@ def test_watch_parameter_on_an_object_path_is_a_get(http: httpx.Client, namespac
     response = http.get(cm_path(namespace, "plain"), params={"watch": "true"})
     assert response.status_code == 200, response.text
     assert response.json() == created
+
+
+# -- Content-Type Go cannot parse ----------------------------------------------------------
+
+UNSUPPORTED = (
+    "the body of the request was in an unknown format - accepted media types include: "
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+)
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json;;;", "application/json;charset", "application/json;a=1;a=2", "json/"],
+)
+def test_body_with_an_unparsable_content_type_is_415(
+    http: httpx.Client, namespace: str, content_type: str
+) -> None:
+    create(http, namespace, configmap("present", data={"a": "b"}))
+    headers = {"content-type": content_type}
+    with storage_unchanged(http, namespace):
+        created = http.post(
+            cm_path(namespace), content=json.dumps(configmap("absent")), headers=headers
+        )
+        assert_status(created, 415, "UnsupportedMediaType", UNSUPPORTED)
+        replaced = http.put(
+            cm_path(namespace, "present"),
+            content=json.dumps(configmap("present", data={"a": "changed"})),
+            headers=headers,
+        )
+        assert_status(replaced, 415, "UnsupportedMediaType", UNSUPPORTED)
+    assert http.get(cm_path(namespace, "absent")).status_code == 404
+
+
+@pytest.mark.parametrize("content_type", ["application/json;", "application/json; charset=utf-8"])
+def test_body_with_a_parsable_content_type_is_accepted(
+    http: httpx.Client, namespace: str, content_type: str
+) -> None:
+    response = http.post(
+        cm_path(namespace),
+        content=json.dumps(configmap("accepted")),
+        headers={"content-type": content_type},
+    )
+    assert response.status_code == 201, response.text
+
+
+def test_patch_type_ignores_what_follows_a_semicolon(http: httpx.Client, namespace: str) -> None:
+    """Upstream's patch handler cuts the header at ``;`` without parsing parameters."""
+    create(http, namespace, configmap("patched", data={"a": "b"}))
+    response = http.patch(
+        cm_path(namespace, "patched"),
+        content=json.dumps({"data": {"a": "c"}}),
+        headers={"content-type": "application/merge-patch+json;;;"},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["data"] == {"a": "c"}
+
+
+# -- strategic merge patch directives -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"$patch": "bogus"}, "unknown patch type: bogus in map: map[$patch:bogus]"),
+        (
+            {"data": {"$patch": "bogus", "k": "v"}},
+            "unknown patch type: bogus in map: map[$patch:bogus k:v]",
+        ),
+        ({"metadata": {"$patch": 7}}, "unknown patch type: %!s(int64=7) in map: map[$patch:7]"),
+    ],
+)
+def test_unknown_strategic_patch_directive_is_upstreams_bare_500(
+    http: httpx.Client, namespace: str, document: Object, message: str
+) -> None:
+    """kube-apiserver's ``interpretStrategicMergePatchError`` maps only mergepatch's
+    format errors to 400/422; ``ErrBadPatchType`` is returned as is, so the answer is a
+    500 Status with no reason and the merge's message.  Nothing is written."""
+    create(http, namespace, configmap("directive", data={"a": "b"}))
+    with storage_unchanged(http, namespace):
+        response = http.patch(
+            cm_path(namespace, "directive"),
+            content=json.dumps(document),
+            headers={"content-type": "application/strategic-merge-patch+json"},
+        )
+        assert response.status_code == 500, response.text
+        status = response.json()
+        assert status == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "code": 500,
+        }

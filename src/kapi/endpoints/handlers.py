@@ -31,7 +31,7 @@ from kapi.apimachinery.unstructured import Object
 from kapi.apimachinery.validation import validate_field_manager
 from kapi.endpoints import tables
 from kapi.endpoints.http import Request, Response, StreamingResponse
-from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type
+from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type, patch_media_type
 from kapi.registry.fieldmanager.manager import manager_or_user_agent
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import ListResult, Preconditions, Store
@@ -661,7 +661,7 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
+    media = patch_media_type(request.headers.get("content-type"), _PATCH_TYPES)
     strategic_schema = scope.resource.versions[scope.version].schema
     # Custom resources have no patch strategies to merge by (upstream answers 415 too).
     supported = _PATCH_TYPES_SUPPORTED if strategic_schema else _PATCH_TYPES_SUPPORTED_CUSTOM
