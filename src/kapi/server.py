@@ -37,7 +37,13 @@ from kapi.endpoints.app import APIServerApp, HandlerConfig
 from kapi.endpoints.health import HealthChecks
 from kapi.endpoints.metrics import APIServerMetrics
 from kapi.endpoints.openapi.service import OpenAPIService
-from kapi.endpoints.protocol import CoalescingHttpToolsProtocol
+from kapi.endpoints.protocol import (
+    IDLE_TIMEOUT,
+    MAX_HEADER_BYTES,
+    READ_HEADER_TIMEOUT,
+    CoalescingHttpToolsProtocol,
+    protocol_with_limits,
+)
 from kapi.features import FeatureGate
 from kapi.registry.informer import Informer
 from kapi.registry.store import Store
@@ -75,6 +81,9 @@ class ServerConfig:
     audit_log_maxsize: int = 0
     audit_log_maxbackup: int = 0
     audit_log_maxage: int = 0
+    #: Seconds a request's line and headers may take to arrive before the connection is
+    #: closed (kube-apiserver's ``ReadHeaderTimeout``; kapi's ``--read-header-timeout``).
+    read_header_timeout: float = READ_HEADER_TIMEOUT
 
     def __post_init__(self) -> None:
         # Gates take the stage and default of the emulated release, whatever built them.
@@ -303,6 +312,8 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "proxy_headers": False,
     "server_header": False,
     "timeout_graceful_shutdown": 5,
+    # kube-apiserver's IdleTimeout: a kept-alive connection without a request is closed.
+    "timeout_keep_alive": IDLE_TIMEOUT,
 }
 
 
@@ -311,8 +322,14 @@ def serve(config: ServerConfig) -> None:
     import uvicorn
 
     server = APIServer(config)
+    options = {
+        **UVICORN_OPTIONS,
+        "http": protocol_with_limits(
+            max_header_bytes=MAX_HEADER_BYTES, read_header_timeout=config.read_header_timeout
+        ),
+    }
     uvicorn_config = uvicorn.Config(
-        server.app(), host=config.bind_address, port=config.port, **UVICORN_OPTIONS
+        server.app(), host=config.bind_address, port=config.port, **options
     )
     # uvicorn re-raises the shutdown signal to the handler installed before it; a no-op
     # handler there makes a clean shutdown exit 0, as kube-apiserver does.

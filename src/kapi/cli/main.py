@@ -103,6 +103,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         help="the maximum number of days to retain old audit log files based on the "
         "timestamp encoded in their filename (0: forever)",
     )
+    p.add_argument(
+        "--read-header-timeout",
+        default="32s",
+        metavar="DURATION",
+        help="kapi-specific: close a connection whose request line and headers have not "
+        "arrived within this time (a Go duration, default 32s: kube-apiserver's fixed value)",
+    )
     p.add_argument("--v", "-v", dest="verbosity", type=int, default=0, help="log verbosity")
 
 
@@ -143,6 +150,12 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     event_ttl = _duration_flag(parser, "event-ttl", args.event_ttl)
+    read_header_timeout = _duration_flag(parser, "read-header-timeout", args.read_header_timeout)
+    if read_header_timeout == 0:
+        parser.error(
+            f'invalid argument "{args.read_header_timeout}" for "--read-header-timeout" flag: '
+            "must be positive"
+        )
     port = args.port
     if port == 0:
         from kapi.server import free_port
@@ -163,6 +176,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         audit_log_maxsize=args.audit_log_maxsize,
         audit_log_maxbackup=args.audit_log_maxbackup,
         audit_log_maxage=args.audit_log_maxage,
+        read_header_timeout=read_header_timeout,
     )
     audit_error = _audit_config_error(args)
     if audit_error:

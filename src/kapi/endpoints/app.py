@@ -213,7 +213,7 @@ class APIServerApp:
             raise _NOT_FOUND
         verbs = scale.VERBS if info.subresource == "scale" else handlers.VERBS
         handler = verbs.get(info.verb)
-        if handler is None or not _route_allows(resource, info):
+        if handler is None or not _route_allows(resource, info, request.method):
             raise _METHOD_NOT_ALLOWED
         deprecation = config.scheme.deprecation(resource, info.api_version)
         if deprecation is not None:
@@ -317,7 +317,7 @@ def _protobuf_asked(accept: str | None, resource: Resource, info: RequestInfo) -
     return protobuf.supports(api_version, resource.kind)
 
 
-def _route_allows(resource: Resource, info: RequestInfo) -> bool:
+def _route_allows(resource: Resource, info: RequestInfo, method: str) -> bool:
     """Whether upstream registers a route for this verb on this path (else 405).
 
     Collections take list/watch/create, and deletecollection where discovery
@@ -325,10 +325,13 @@ def _route_allows(resource: Resource, info: RequestInfo) -> bool:
     get/update/patch; a namespaced resource's all-namespaces path takes only
     list and watch.
     """
+    if info.verb == "watch" and method not in ("GET", "HEAD"):
+        return False  # a /watch/ path is routed for GET only
     if info.subresource:
         return info.verb in ("get", "update", "patch")
     if info.name:
-        return info.verb in ("get", "update", "patch", "delete")
+        # watch: only the deprecated /watch/ path of one object gets here with it.
+        return info.verb in ("get", "update", "patch", "delete", "watch")
     if resource.namespaced and not info.namespace:
         return info.verb in ("list", "watch")
     if info.verb == "deletecollection":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jsonpatch
@@ -21,6 +21,8 @@ from kapi.apimachinery import errors, field_errors
 from kapi.apimachinery.field_errors import Path
 from kapi.apimachinery.field_selector import FieldLabelNotSupportedError, field_label_converter
 from kapi.apimachinery.field_selector import FieldSelectorParseError as FieldSelectorError
+from kapi.apimachinery.field_selector import Requirement as FieldRequirement
+from kapi.apimachinery.field_selector import Selector as FieldSelector
 from kapi.apimachinery.field_selector import parse_selector as parse_field_selector
 from kapi.apimachinery.gotext import go_json_kind, go_quote
 from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
@@ -29,7 +31,7 @@ from kapi.apimachinery.unstructured import Object
 from kapi.apimachinery.validation import validate_field_manager
 from kapi.endpoints import tables
 from kapi.endpoints.http import Request, Response, StreamingResponse
-from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type
+from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type, patch_media_type
 from kapi.registry.fieldmanager.manager import manager_or_user_agent
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import ListResult, Preconditions, Store
@@ -480,6 +482,8 @@ async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
     timeout = _int_param(query, "timeoutSeconds")
     bookmarks = bool_param(query, "allowWatchBookmarks")
     predicate = _predicate(query, scope)  # a bad selector is a 400, as for a list
+    if scope.name:
+        predicate = _one_object(predicate, scope.name)
     encode_event, media_type = _watch_encoding(scope.output)
     try:
         events = await scope.store.watch(
@@ -495,6 +499,18 @@ async def watch(scope: RequestScope, request: Request) -> StreamingResponse:
         return StreamingResponse(200, _error_event(exc, encode_event), media_type)
     deadline = float(timeout) if timeout else DEFAULT_WATCH_TIMEOUT
     return StreamingResponse(200, _watch_stream(scope, events, deadline, encode_event), media_type)
+
+
+def _one_object(predicate: SelectionPredicate, name: str) -> SelectionPredicate:
+    """A watch of one object (the deprecated ``/watch/.../{name}`` path), as upstream's
+    ``ListResource`` serves it: the name becomes a ``metadata.name`` field selector, and
+    a field selector the request gave must pin that same name."""
+    fields = predicate.field
+    if fields is not None and not fields.empty():
+        if fields.exact("metadata.name") != name:
+            raise errors.bad_request("fieldSelector metadata.name doesn't match requested name")
+        return predicate
+    return replace(predicate, field=FieldSelector([FieldRequirement("metadata.name", "=", name)]))
 
 
 #: Encodes one watch event (its type and object) as it goes on the wire.
@@ -645,7 +661,7 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
     query = request.query
-    media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
+    media = patch_media_type(request.headers.get("content-type"), _PATCH_TYPES)
     strategic_schema = scope.resource.versions[scope.version].schema
     # Custom resources have no patch strategies to merge by (upstream answers 415 too).
     supported = _PATCH_TYPES_SUPPORTED if strategic_schema else _PATCH_TYPES_SUPPORTED_CUSTOM

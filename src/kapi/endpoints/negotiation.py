@@ -53,8 +53,106 @@ def negotiate_output(
 
 
 def body_media_type(content_type: str | None, allowed: tuple[str, ...]) -> str:
-    """The media type of a request body; missing means JSON (kubectl's chunked bodies)."""
+    """The media type of a request body; missing means JSON (kubectl's chunked bodies).
+
+    Upstream's ``NegotiateInputSerializer``: a header Go's ``mime.ParseMediaType``
+    cannot parse (``application/json;;;``) is a 415 like an unknown type.
+    """
+    media = go_media_type(content_type or serializer.JSON)
+    if media is None or media not in allowed:
+        raise errors.unsupported_media_type(allowed)
+    return media
+
+
+def patch_media_type(content_type: str | None, allowed: tuple[str, ...]) -> str:
+    """The patch type of a PATCH body: upstream cuts the header at its first ``;`` and
+    parses nothing after it, so a malformed parameter list does not matter here."""
     media = (content_type or serializer.JSON).split(";", 1)[0].strip().lower()
     if media not in allowed:
         raise errors.unsupported_media_type(allowed)
+    return media
+
+
+#: RFC 2045 tspecials: not allowed in a token (Go's ``mime.isTSpecial``).
+_TSPECIALS = frozenset('()<>@,;:\\"/[]?=')
+
+
+def _is_token_char(char: str) -> bool:
+    return " " < char < "\x7f" and char not in _TSPECIALS
+
+
+def _token(text: str) -> tuple[str, str]:
+    """The leading token of ``text`` and what follows it (Go's ``consumeToken``)."""
+    end = 0
+    while end < len(text) and _is_token_char(text[end]):
+        end += 1
+    return text[:end], text[end:]
+
+
+def _quoted_string(text: str) -> tuple[str, str]:
+    """A leading quoted string's value and the rest ("" and ``text`` when unterminated)."""
+    value: list[str] = []
+    i = 1
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            return "".join(value), text[i + 1 :]
+        if char == "\\" and i + 1 < len(text) and text[i + 1] in _TSPECIALS:
+            i += 1
+            char = text[i]
+        elif char in "\r\n":
+            break
+        value.append(char)
+        i += 1
+    return "", text
+
+
+def _parameter(text: str) -> tuple[str, str, str] | None:
+    """``; name=value`` at the start of ``text``: the name, the value and the rest,
+    or None when there is none (Go's ``consumeMediaParam``)."""
+    rest = text.lstrip()
+    if not rest.startswith(";"):
+        return None
+    name, rest = _token(rest[1:].lstrip())
+    if not name:
+        return None
+    rest = rest.lstrip()
+    if not rest.startswith("="):
+        return None
+    rest = rest[1:].lstrip()
+    if rest.startswith('"'):
+        value, after = _quoted_string(rest)
+    else:
+        value, after = _token(rest)
+    if not value and after == rest:
+        return None
+    return name.lower(), value, after
+
+
+def go_media_type(value: str) -> str | None:
+    """The lower-cased media type of a header as Go's ``mime.ParseMediaType`` reads it,
+    or None where it fails: a type that is not ``token[/token]``, a malformed or
+    repeated parameter with another value.  A single trailing ``;`` is allowed, as in Go."""
+    base = value.partition(";")[0]
+    media = base.strip().lower()
+    kind, rest = _token(media)
+    if not kind:
+        return None
+    if rest:
+        if not rest.startswith("/"):
+            return None
+        subtype, rest = _token(rest[1:])
+        if not subtype or rest:
+            return None
+    rest = value[len(base) :]
+    seen: dict[str, str] = {}
+    while rest.strip():
+        parsed = _parameter(rest)
+        if parsed is None:
+            if rest.strip() == ";":
+                break
+            return None
+        name, param, rest = parsed
+        if seen.setdefault(name, param) != param:
+            return None
     return media

@@ -44,18 +44,24 @@ def parse_request_info(method: str, path: str, watch_param: bool) -> RequestInfo
         info.name = rest[1]
     if len(rest) > 2:
         info.subresource = rest[2]
-    if len(rest) > 3:
+    if len(rest) > 3 or (legacy_watch and info.subresource):
+        # Upstream routes no deeper paths, nor subresources under /watch/: 404.
         info.is_resource_request = False
         return info
-    info.verb = _verb(method, bool(info.name), watch_param or legacy_watch)
+    if legacy_watch:
+        # The deprecated /watch/ paths are watches of a collection or of one object (a
+        # metadata.name field selector), whatever the method (routing refuses all but GET).
+        info.verb = "watch"
+        return info
+    info.verb = _verb(method, bool(info.name), watch_param)
     return info
 
 
 def _verb(method: str, has_name: bool, watch: bool) -> str:
     if method in ("GET", "HEAD"):
-        if watch:
-            return "watch"
-        return "get" if has_name else "list"
+        if has_name:
+            return "get"  # upstream reads ?watch only on collections: a named GET is a get
+        return "watch" if watch else "list"
     if method == "DELETE":
         return "delete" if has_name else "deletecollection"
     return _VERBS_BY_METHOD.get(method, method.lower())

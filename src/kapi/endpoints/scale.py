@@ -29,7 +29,7 @@ from kapi.endpoints.handlers import (
     write_options,
 )
 from kapi.endpoints.http import Request, Response
-from kapi.endpoints.negotiation import body_media_type
+from kapi.endpoints.negotiation import body_media_type, patch_media_type
 from kapi.endpoints.openapi.meta import Scale
 from kapi.registry.fieldmanager.managedfields import ManagedFieldsError
 from kapi.registry.fieldmanager.manager import FieldManager, manager_or_user_agent
@@ -107,7 +107,7 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
-    media = body_media_type(request.headers.get("content-type"), _PATCH_TYPES)
+    media = patch_media_type(request.headers.get("content-type"), _PATCH_TYPES)
     if media not in _PATCH_TYPES:
         raise errors.unsupported_media_type(_PATCH_TYPES)
     dry_run, _ = write_options(request.query, "PatchOptions", media)
