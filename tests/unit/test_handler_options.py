@@ -295,12 +295,29 @@ def test_integer_parameters(query: dict[str, str], expected: int | None) -> None
     assert handlers._int_param(query, "limit") == expected
 
 
-def test_an_integer_parameter_that_is_no_integer_is_a_bad_request() -> None:
-    assert refusal(handlers._int_param, {"timeoutSeconds": "soon"}, "timeoutSeconds") == (
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("soon", "invalid syntax"),
+        (" 5", "invalid syntax"),
+        ("1_000", "invalid syntax"),
+        ("9223372036854775808", "value out of range"),
+        ("-9223372036854775809", "value out of range"),
+    ],
+)
+def test_an_integer_parameter_go_cannot_parse_is_a_bad_request(value: str, why: str) -> None:
+    """As upstream, which answers the strconv error of decoding the query into int64."""
+    assert refusal(handlers._int_param, {"timeoutSeconds": value}, "timeoutSeconds") == (
         400,
         "BadRequest",
-        'Invalid value "soon" for timeoutSeconds',
+        f'strconv.ParseInt: parsing "{value}": {why}',
     )
+
+
+def test_int64_bounds_are_integers() -> None:
+    assert handlers._int_param({"limit": "9223372036854775807"}, "limit") == 2**63 - 1
+    assert handlers._int_param({"limit": "-9223372036854775808"}, "limit") == -(2**63)
+    assert handlers._int_param({"limit": "+7"}, "limit") == 7
 
 
 @pytest.mark.parametrize(

@@ -356,3 +356,22 @@ def gvk_string(api_version: str, kind: str) -> str:
     """``schema.GroupVersionKind.String()``: ``example.com/v1, Kind=Foo``; ``/v1, Kind=Foo``."""
     group_version = api_version if "/" in api_version else f"/{api_version}"
     return f"{group_version}, Kind={kind}"
+
+
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_go_int(text: str, bits: int = 64) -> int:
+    """``strconv.ParseInt(text, 10, bits)``: a signed decimal that fits ``bits``.
+
+    Raises ``ValueError`` with Go's message, which kube-apiserver returns as a
+    400 for a bad integer query parameter (``limit``, ``timeoutSeconds``).
+    Python's ``int()`` is laxer: it takes spaces, underscores and any size.
+    """
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError(f"strconv.ParseInt: parsing {go_quote(text)}: invalid syntax")
+    value = int(text)
+    bound = 1 << (bits - 1)
+    if not -bound <= value < bound:
+        raise ValueError(f"strconv.ParseInt: parsing {go_quote(text)}: value out of range")
+    return value

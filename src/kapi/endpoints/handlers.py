@@ -24,7 +24,7 @@ from kapi.apimachinery.field_selector import FieldSelectorParseError as FieldSel
 from kapi.apimachinery.field_selector import Requirement as FieldRequirement
 from kapi.apimachinery.field_selector import Selector as FieldSelector
 from kapi.apimachinery.field_selector import parse_selector as parse_field_selector
-from kapi.apimachinery.gotext import go_json_kind, go_quote
+from kapi.apimachinery.gotext import go_json_kind, go_quote, parse_go_int
 from kapi.apimachinery.labels import SelectorParseError as LabelSelectorError
 from kapi.apimachinery.labels import parse_selector
 from kapi.apimachinery.unstructured import Object
@@ -340,9 +340,11 @@ def _int_param(query: dict[str, str], name: str) -> int | None:
     if value in (None, ""):
         return None
     try:
-        return int(value)
-    except ValueError:
-        raise errors.bad_request(f'Invalid value "{value}" for {name}') from None
+        return parse_go_int(value)
+    except ValueError as exc:
+        # Upstream decodes the query into ListOptions (int64 fields) and answers the
+        # conversion's strconv error as it is.
+        raise errors.bad_request(str(exc)) from None
 
 
 def bool_param(query: dict[str, str], name: str) -> bool | None:

@@ -160,6 +160,9 @@ def _ranged(sql: str) -> tuple[str, str]:
 
 _LIST_SQL = _ranged(_LIST)
 _COUNT_SQL = _ranged(_COUNT)
+#: The largest page asked of SQLite: one more row (to see whether more follow) must
+#: still fit its 64-bit LIMIT, and no store holds anywhere near this many rows.
+_MAX_LIMIT = (1 << 62) - 1
 _HISTORY_SQL = _ranged(_HISTORY)
 
 
@@ -358,7 +361,7 @@ class SQLiteStorage(Storage):
         bounds = (lower,) if end is None else (lower, end)
         bounded = end is not None
         rows = self._execute(
-            _LIST_SQL[bounded], (*bounds, at, limit + 1 if limit > 0 else -1)
+            _LIST_SQL[bounded], (*bounds, at, min(limit, _MAX_LIMIT) + 1 if limit > 0 else -1)
         ).fetchall()
         more = 0 < limit < len(rows)
         remaining = 0
