@@ -276,8 +276,8 @@ def compile_requirements(requirements: Sequence[Requirement]) -> LabelMatcher:
                         return False
             else:
                 for key, v in labels.items():
-                    values = refused_map.get(key)
-                    if values is not None and v is not None and v in values:
+                    refused_values = refused_map.get(key)
+                    if refused_values is not None and v is not None and v in refused_values:
                         return False
         for key in present_keys:
             if key not in labels:
