@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kapi.apimachinery import field_selector as F
@@ -198,6 +198,7 @@ _FIELDS = ["metadata.name", "status.phase", "spec.nodeName"]
 _FIELD_VALUES = ["", "a", "b", "c"]
 
 
+@settings(deadline=None)  # a loaded shared machine, not the code, is slow
 @given(
     st.lists(
         st.tuples(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kapi.apimachinery import labels as L
@@ -350,16 +350,26 @@ def _reference(op: str, key: str, values: list[str], labels: dict[str, str | Non
     return a > b if op == "gt" else a < b
 
 
+_some_values = st.lists(st.sampled_from(_VALS), max_size=3)
 _raw_requirement = st.tuples(
     st.sampled_from(_OPERATORS),
     st.sampled_from(_KEYS),
-    st.lists(st.sampled_from(_VALS), max_size=3),
+    # Mostly one value (what =, !=, gt and lt take), sometimes none or several.
+    st.one_of(st.sampled_from(_VALS).map(lambda v: [v]), _some_values),
+)
+_small_int = st.integers(-4, 4).map(str)
+#: Several bounds on few keys, so that bounds on one key combine.
+_numeric_requirement = st.tuples(
+    st.sampled_from(["gt", "lt", "in", "notin", "!="]),
+    st.sampled_from(_KEYS[:2]),
+    st.lists(_small_int, min_size=1, max_size=2),
 )
 _label_maps = st.dictionaries(
     st.sampled_from(_KEYS), st.one_of(st.sampled_from(_VALS), st.none()), max_size=4
 )
 
 
+@settings(deadline=None, max_examples=400)  # deadline: a loaded shared machine is slow
 @given(st.lists(_raw_requirement, max_size=8), _label_maps)
 def test_compiled_selector_agrees_with_term_by_term_evaluation(
     raw: list[tuple[str, str, list[str]]], labels: dict[str, str | None]
@@ -372,6 +382,20 @@ def test_compiled_selector_agrees_with_term_by_term_evaluation(
     assert L.Selector(requirements).matches(labels) == expected  # type: ignore[arg-type]
 
 
+@settings(deadline=None, max_examples=300)  # deadline: a loaded shared machine is slow
+@given(
+    st.lists(_numeric_requirement, max_size=6),
+    st.dictionaries(st.sampled_from(_KEYS[:2]), _small_int, max_size=2),
+)
+def test_compiled_numeric_terms_agree_with_term_by_term_evaluation(
+    raw: list[tuple[str, str, list[str]]], labels: dict[str, str]
+) -> None:
+    requirements = [L.Requirement(key, op, values) for op, key, values in raw]
+    expected = all(_reference(op, key, values, labels) for op, key, values in raw)  # type: ignore[arg-type]
+    assert L.Selector(requirements).matches(labels) == expected
+
+
+@settings(deadline=None)  # a loaded shared machine, not the code, is slow
 @given(st.lists(_raw_requirement, min_size=1, max_size=6), _label_maps)
 def test_parsed_selector_agrees_with_term_by_term_evaluation(
     raw: list[tuple[str, str, list[str]]], labels: dict[str, str | None]
