@@ -444,3 +444,13 @@ def test_thousands_of_terms() -> None:
 )
 def test_terms_on_one_key_combine(text: str, labels: dict[str, str], expected: bool) -> None:
     assert L.parse(text).matches(labels) is expected
+
+
+def test_compile_is_what_matches_uses() -> None:
+    sel = L.parse("a=x,!b")
+    matcher = sel.compile()
+    assert sel.compile() is matcher
+    assert matcher({"a": "x"}) and not matcher({"a": "x", "b": ""})
+    nothing = L.label_selector_as_selector(None)
+    assert not nothing.matches({}) and not nothing.compile()({})
+    assert L.label_selector_as_selector({}).compile()({"any": "thing"})

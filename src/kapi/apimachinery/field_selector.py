@@ -77,11 +77,15 @@ class Selector(AndSelector[Requirement]):
         self._matcher: Callable[[Mapping[str, str]], bool] | None = None
         self._fields = tuple(dict.fromkeys(r.field for r in self.requirements))
 
-    def matches(self, fields: Mapping[str, str]) -> bool:
+    def compile(self) -> Callable[[Mapping[str, str]], bool]:
+        """The matcher :meth:`matches` uses, made now if it was not yet."""
         matcher = self._matcher
         if matcher is None:
             matcher = self._matcher = _compile(self.requirements)
-        return matcher(fields)
+        return matcher
+
+    def matches(self, fields: Mapping[str, str]) -> bool:
+        return (self._matcher or self.compile())(fields)
 
     def fields(self) -> tuple[str, ...]:
         """The distinct fields the terms name, in order of first appearance."""

@@ -308,17 +308,24 @@ class Selector(AndSelector[Requirement]):
         super().__init__(sorted(requirements, key=lambda r: r.key))
         self._matcher: LabelMatcher | None = None
 
-    def matches(self, labels: Mapping[str, str] | None) -> bool:
+    def compile(self) -> LabelMatcher:
+        """The matcher :meth:`matches` uses, made now if it was not yet."""
         matcher = self._matcher
         if matcher is None:
             matcher = self._matcher = compile_requirements(self.requirements)
-        return matcher(labels or {})
+        return matcher
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        return (self._matcher or self.compile())(labels or {})
 
 
 class _NothingSelector(MatchesNothing, Selector):
     """Matches no labels; what a nil ``metav1.LabelSelector`` converts to."""
 
     __slots__ = ()
+
+    def compile(self) -> LabelMatcher:
+        return _never
 
 
 _EVERYTHING: Final = Selector()

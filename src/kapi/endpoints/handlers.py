@@ -308,8 +308,18 @@ _LONG_SELECTOR = 4096
 async def _predicate(query: dict[str, str], scope: RequestScope) -> SelectionPredicate:
     size = len(query.get("labelSelector", "")) + len(query.get("fieldSelector", ""))
     if size > _LONG_SELECTOR:
-        return await asyncio.to_thread(_parse_predicate, query, scope)
+        return await asyncio.to_thread(_parse_and_compile, query, scope)
     return _parse_predicate(query, scope)
+
+
+def _parse_and_compile(query: dict[str, str], scope: RequestScope) -> SelectionPredicate:
+    """The predicate, its selectors' matchers made here too (in the thread)."""
+    predicate = _parse_predicate(query, scope)
+    if predicate.label is not None:
+        predicate.label.compile()
+    if predicate.field is not None:
+        predicate.field.compile()
+    return predicate
 
 
 def _parse_predicate(query: dict[str, str], scope: RequestScope) -> SelectionPredicate:
