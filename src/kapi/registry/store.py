@@ -281,7 +281,9 @@ class Store:
                     prefix, revision=revision, start_key=start, limit=limit
                 )
                 spliced: list[bytes] = []
-                for kv in result.kvs:
+                for i, kv in enumerate(result.kvs):
+                    if i and not i % CHUNK:
+                        await pause()
                     body = self.json_response(kv, json_items)
                     if body is None:
                         break  # decode them all below
