@@ -23,7 +23,7 @@ from tests.helpers.status import assert_status, storage_unchanged
 from tests.integration import protobuf_reader as pb
 from tests.integration.paths import cm_path
 
-#: More than two chunks of 500, so decoding, filtering and encoding pause between chunks.
+#: Many chunks (``cooperative.CHUNK``), so decoding, filtering and encoding pause between them.
 OBJECTS = 1_200
 TERMS = 5_500
 #: k0!=x,k1!=x,... : about 48 KB, the shape of the issue's pathological request.
