@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kapi.apimachinery import field_selector as F
@@ -192,3 +192,35 @@ def test_round_trip_parse_str_parse(terms: list[tuple[str, str, str]]) -> None:
     assert str(F.parse_selector(str(again))) == str(again)
     values = {f: v for f, _, v in terms}
     assert again.matches(values) == sel.matches(values)
+
+
+_FIELDS = ["metadata.name", "status.phase", "spec.nodeName"]
+_FIELD_VALUES = ["", "a", "b", "c"]
+
+
+@settings(deadline=None)  # a loaded shared machine, not the code, is slow
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_FIELDS), st.sampled_from(["=", "!="]), st.sampled_from(_FIELD_VALUES)
+        ),
+        max_size=8,
+    ),
+    st.dictionaries(st.sampled_from(_FIELDS), st.sampled_from(_FIELD_VALUES), max_size=3),
+)
+def test_compiled_selector_agrees_with_term_by_term_evaluation(
+    terms: list[tuple[str, str, str]], fields: dict[str, str]
+) -> None:
+    # Upstream reads a missing field as "".
+    expected = all((fields.get(f, "") == v) == (op == "=") for f, op, v in terms)
+    assert F.Selector(F.Requirement(f, op, v) for f, op, v in terms).matches(fields) == expected
+
+
+def test_thousands_of_terms_on_one_field() -> None:
+    sel = F.parse_selector(",".join(f"metadata.name!=x{i}" for i in range(5500)))
+    assert sel.fields() == ("metadata.name",)
+    assert sel.matches({"metadata.name": "y"})
+    assert sel.matches({})
+    assert not sel.matches({"metadata.name": "x4321"})
+    assert not F.parse_selector("metadata.name=a,metadata.name=b").matches({"metadata.name": "a"})
+    assert not F.parse_selector("metadata.name=a,metadata.name!=a").matches({"metadata.name": "a"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kapi.apimachinery import labels as L
@@ -319,3 +319,138 @@ def test_match_labels_round_trip(labels: dict[str, str]) -> None:
     sel = L.label_selector_as_selector({"matchLabels": labels})
     assert sel.matches(labels)
     assert L.parse(str(sel)) == sel
+
+
+# --- the compiled matcher agrees with evaluating each term --------------------------------
+
+_KEYS = ["a", "b", "c", "d"]
+_VALS = ["", "x", "y", "1", "-3", "20", "9223372036854775808", "z"]
+_OPERATORS = ["in", "notin", "=", "==", "!=", "exists", "!", "gt", "lt"]
+
+
+def _reference(op: str, key: str, values: list[str], labels: dict[str, str | None]) -> bool:
+    """What a term means, written out as plainly as possible (upstream ``Requirement.Matches``)."""
+    have = labels.get(key)
+    if op in ("in", "=", "=="):
+        return have is not None and have in values
+    if op in ("notin", "!="):
+        return have is None or have not in values
+    if op == "exists":
+        return key in labels
+    if op == "!":
+        return key not in labels
+    if have is None or len(values) != 1:
+        return False
+    try:
+        a, b = int(have), int(values[0])
+    except ValueError:
+        return False
+    if not all(-(2**63) <= n < 2**63 for n in (a, b)):
+        return False
+    return a > b if op == "gt" else a < b
+
+
+_some_values = st.lists(st.sampled_from(_VALS), max_size=3)
+_raw_requirement = st.tuples(
+    st.sampled_from(_OPERATORS),
+    st.sampled_from(_KEYS),
+    # Mostly one value (what =, !=, gt and lt take), sometimes none or several.
+    st.one_of(st.sampled_from(_VALS).map(lambda v: [v]), _some_values),
+)
+_small_int = st.integers(-4, 4).map(str)
+#: Several bounds on few keys, so that bounds on one key combine.
+_numeric_requirement = st.tuples(
+    st.sampled_from(["gt", "lt", "in", "notin", "!="]),
+    st.sampled_from(_KEYS[:2]),
+    st.lists(_small_int, min_size=1, max_size=2),
+)
+_label_maps = st.dictionaries(
+    st.sampled_from(_KEYS), st.one_of(st.sampled_from(_VALS), st.none()), max_size=4
+)
+
+
+@settings(deadline=None, max_examples=400)  # deadline: a loaded shared machine is slow
+@given(st.lists(_raw_requirement, max_size=8), _label_maps)
+def test_compiled_selector_agrees_with_term_by_term_evaluation(
+    raw: list[tuple[str, str, list[str]]], labels: dict[str, str | None]
+) -> None:
+    # Requirements built without validation too: an empty 'in', a 'gt' of two values
+    # or of a non-integer must match nothing, as the single term does.
+    requirements = [L.Requirement(key, op, values) for op, key, values in raw]
+    expected = all(_reference(op, key, values, labels) for op, key, values in raw)
+    assert all(r.matches(labels) for r in requirements) == expected  # type: ignore[arg-type]
+    assert L.Selector(requirements).matches(labels) == expected  # type: ignore[arg-type]
+
+
+@settings(deadline=None, max_examples=300)  # deadline: a loaded shared machine is slow
+@given(
+    st.lists(_numeric_requirement, max_size=6),
+    st.dictionaries(st.sampled_from(_KEYS[:2]), _small_int, max_size=2),
+)
+def test_compiled_numeric_terms_agree_with_term_by_term_evaluation(
+    raw: list[tuple[str, str, list[str]]], labels: dict[str, str]
+) -> None:
+    requirements = [L.Requirement(key, op, values) for op, key, values in raw]
+    expected = all(_reference(op, key, values, labels) for op, key, values in raw)  # type: ignore[arg-type]
+    assert L.Selector(requirements).matches(labels) == expected
+
+
+@settings(deadline=None)  # a loaded shared machine, not the code, is slow
+@given(st.lists(_raw_requirement, min_size=1, max_size=6), _label_maps)
+def test_parsed_selector_agrees_with_term_by_term_evaluation(
+    raw: list[tuple[str, str, list[str]]], labels: dict[str, str | None]
+) -> None:
+    valid = []
+    for op, key, values in raw:
+        try:
+            valid.append(L.new_requirement(key, op, values))
+        except SelectorParseError:
+            continue
+    text = ",".join(str(r) for r in valid)
+    expected = all(_reference(r.operator, r.key, list(r.values), labels) for r in valid)
+    assert L.parse(text).matches(labels) == expected  # type: ignore[arg-type]
+
+
+def test_thousands_of_terms() -> None:
+    sel = L.parse(",".join(f"k{i}!=x" for i in range(5500)))
+    assert sel.matches({"app": "a"})
+    assert sel.matches({"k17": "y"})
+    assert not sel.matches({"k5499": "x"})
+    assert not sel.matches({"k17": "y", "k4000": "x"})  # found whichever side is iterated
+    many = {f"k{i}": "y" for i in range(6000)}
+    assert sel.matches(many)
+    assert not sel.matches({**many, "k0": "x"})
+    positive = L.parse(",".join(f"k{i}=y" for i in range(3000)) + ",!gone,k1 in (y,z)")
+    assert positive.matches(many)
+    assert not positive.matches({"k0": "y"})
+    assert not positive.matches({**many, "gone": ""})
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "expected"),
+    [
+        ("a=x,a=y", {"a": "x"}, False),  # no value satisfies both
+        ("a in (x,y),a in (y,z)", {"a": "y"}, True),
+        ("a in (x,y),a in (y,z)", {"a": "x"}, False),
+        ("a,!a", {"a": "x"}, False),
+        ("a,!a", {}, False),
+        ("a>1,a<5", {"a": "3"}, True),
+        ("a>1,a<5,a>3", {"a": "3"}, False),
+        ("a>1,a<5", {"a": "5"}, False),
+        ("a!=x,a notin (y)", {"a": "y"}, False),
+        ("a!=x,a notin (y)", {"a": "z"}, True),
+        ("a!=x,a notin (y)", {}, True),
+    ],
+)
+def test_terms_on_one_key_combine(text: str, labels: dict[str, str], expected: bool) -> None:
+    assert L.parse(text).matches(labels) is expected
+
+
+def test_compile_is_what_matches_uses() -> None:
+    sel = L.parse("a=x,!b")
+    matcher = sel.compile()
+    assert sel.compile() is matcher
+    assert matcher({"a": "x"}) and not matcher({"a": "x", "b": ""})
+    nothing = L.label_selector_as_selector(None)
+    assert not nothing.matches({}) and not nothing.compile()({})
+    assert L.label_selector_as_selector({}).compile()({"any": "thing"})

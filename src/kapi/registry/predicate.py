@@ -48,11 +48,11 @@ class SelectionPredicate:
         """
         assert self.field is not None
         fields: dict[str, str] = {}
-        for requirement in self.field.requirements:
+        for field in self.field.fields():
             node: Any = obj
-            for part in requirement.field.split("."):
+            for part in field.split("."):
                 node = node.get(part) if isinstance(node, dict) else None
-            fields[requirement.field] = "" if node is None else go_sprint(node)
+            fields[field] = "" if node is None else go_sprint(node)
         return fields
 
 

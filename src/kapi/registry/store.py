@@ -29,6 +29,7 @@ from kapi.registry.json_splice import ResponseSplicer, head_first
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.strategy import METADATA, SubresourceStrategy
 from kapi.request import current as current_request
+from kapi.runtime.cooperative import CHUNK, pause
 from kapi.runtime.objects import deep_copy, meta, new_uid, now_rfc3339
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
@@ -154,9 +155,14 @@ class Store:
         A custom resource written before its storage version changed is still
         stored in the old version, as upstream: it converts on every read.
         """
-        objs = [orjson.loads(kv.value) for kv in kvs]
-        for obj, kv in zip(objs, kvs, strict=True):
-            obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+        objs: list[Object] = []
+        for start in range(0, len(kvs), CHUNK):
+            if start:
+                await pause()
+            for kv in kvs[start : start + CHUNK]:
+                obj = orjson.loads(kv.value)
+                obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+                objs.append(obj)
         converter = self.resource.converter
         if converter is not None:
             stale = [i for i, o in enumerate(objs) if o.get("apiVersion") != self._hub_api_version]
@@ -167,9 +173,16 @@ class Store:
                 for i, obj in zip(stale, converted, strict=True):
                     objs[i] = obj
         elif self._recode:
-            objs = [await self.scheme.to_hub(self.resource, o, self._storage_version) for o in objs]
+            recoded: list[Object] = []
+            for i, o in enumerate(objs):
+                if i and not i % CHUNK:
+                    await pause()
+                recoded.append(await self.scheme.to_hub(self.resource, o, self._storage_version))
+            objs = recoded
         if self._read_defaulter is not None:
-            for obj in objs:
+            for i, obj in enumerate(objs):
+                if i and not i % CHUNK:
+                    await pause()
                 self._read_defaulter(obj)
         return objs
 
@@ -268,7 +281,9 @@ class Store:
                     prefix, revision=revision, start_key=start, limit=limit
                 )
                 spliced: list[bytes] = []
-                for kv in result.kvs:
+                for i, kv in enumerate(result.kvs):
+                    if i and not i % CHUNK:
+                        await pause()
                     body = self.json_response(kv, json_items)
                     if body is None:
                         break  # decode them all below
@@ -287,7 +302,13 @@ class Store:
                 )
                 revision = result.revision
                 decoded = await self.decode_many(result.kvs)
-                items += decoded if everything else filter(predicate.matches, decoded)
+                if everything:
+                    items += decoded
+                else:
+                    for at in range(0, len(decoded), CHUNK):
+                        if at:
+                            await pause()
+                        items += filter(predicate.matches, decoded[at : at + CHUNK])
                 if not result.more:
                     return ListResult(items, revision)
                 start = result.kvs[-1].key + "\x00"

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol
 
 from kapi.apimachinery.unstructured import Object
 from kapi.runtime.columns import Column
+from kapi.runtime.cooperative import CHUNK, pause
 from kapi.runtime.schema import Struct
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.version import Version
@@ -371,9 +372,13 @@ class Scheme:
             return await resource.converter.convert(objs, api_version)
         converter = resource.versions[version].from_hub
         assert converter is not None, f"{resource.kind} {version} has no conversion from the hub"
-        out = [converter(obj) for obj in objs]
-        for obj in out:
-            obj["apiVersion"] = api_version
+        out: list[Object] = []
+        for i, obj in enumerate(objs):
+            if i and not i % CHUNK:
+                await pause()
+            converted = converter(obj)
+            converted["apiVersion"] = api_version
+            out.append(converted)
         return out
 
     def default(self, resource: Resource, obj: Object, version: str) -> None:
