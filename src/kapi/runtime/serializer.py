@@ -7,8 +7,11 @@ error text.  Encoding is orjson, with YAML for clients that ask for it.
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,10 +106,10 @@ def decode(
         return out
 
     try:
-        text = body.decode("utf-8")
+        # Go's decoder reads each invalid UTF-8 byte and each lone surrogate escape in
+        # a string as U+FFFD; orjson refuses both, Python's json keeps the surrogates.
+        text = _LONE_SURROGATE.sub(_replace_lone, body.decode("utf-8", _GO_REPLACE))
         obj = json.loads(text, object_pairs_hook=pairs)
-    except UnicodeDecodeError:
-        raise SyntaxDecodeError("json: invalid UTF-8 in input") from None
     except json.JSONDecodeError as exc:
         # Go's scanner words the error; Python's decoder only says that there is one.
         detail = syntax_error(body) or exc.msg
@@ -114,6 +117,29 @@ def decode(
             "couldn't get version/kind; json parse error: " + detail, detail
         ) from None
     return Decoded(obj, _duplicate_paths(obj, seen) if seen else [])
+
+
+def _replace_invalid_byte(exc: UnicodeError) -> tuple[str, int]:
+    """One U+FFFD per byte that is not valid UTF-8, as Go's ``utf8.DecodeRune`` reads them."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "\ufffd", exc.start + 1
+
+
+_GO_REPLACE = "kapi-go-utf8-replace"
+codecs.register_error(_GO_REPLACE, _replace_invalid_byte)
+
+#: A backslash escape in a JSON text: a surrogate pair, a lone surrogate or any other.
+#: Escapes are matched left to right, so ``\\ud800`` (an escaped backslash) is no escape.
+_LONE_SURROGATE = re.compile(
+    r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|(u[dD][89a-fA-F][0-9a-fA-F]{2})|.)",
+    re.DOTALL,
+)
+
+
+def _replace_lone(match: re.Match[str]) -> str:
+    return "\\ufffd" if match.group(1) else match.group()
 
 
 #: A JSON string followed by a colon: exactly the object keys of a valid document.
@@ -154,9 +180,89 @@ def _decode_protobuf(body: bytes, default_kind: tuple[str, str] | None) -> Decod
         raise SyntaxDecodeError(str(exc)) from None
 
 
+class _GoYAMLLoader(_YAMLLoader):
+    """YAML as ``sigs.k8s.io/yaml`` reads it into ``interface{}``: timestamps stay text."""
+
+
+_GoYAMLLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _YAMLLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _go_float32_text(value: float) -> str:
+    """``strconv.FormatFloat(value, 'g', -1, 32)``, as YAML-to-JSON names a float key."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    single = struct.unpack("f", struct.pack("f", value))[0]
+    if single == 0:
+        return "-0" if math.copysign(1, single) < 0 else "0"
+    for digits in range(1, 10):  # the fewest digits that read back as the same float32
+        text = f"{single:.{digits - 1}e}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == single:
+            break
+    mantissa, exponent_text = text.split("e")
+    exponent = int(exponent_text)
+    sign = "-" if mantissa.startswith("-") else ""
+    figures = mantissa.lstrip("-").replace(".", "").rstrip("0") or "0"
+    if exponent < -4 or exponent >= 6:  # Go decides by 6 digits for the shortest form
+        rest = "." + figures[1:] if len(figures) > 1 else ""
+        return f"{sign}{figures[0]}{rest}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    if exponent < 0:
+        return f"{sign}0.{'0' * (-exponent - 1)}{figures}"
+    whole, frac = figures[: exponent + 1].ljust(exponent + 1, "0"), figures[exponent + 1 :]
+    return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
+
+
+def _json_key(key: Any, value: Any) -> str:
+    """A YAML mapping key as ``sigs.k8s.io/yaml`` writes it into JSON."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        return _go_float32_text(key)
+    raise SyntaxDecodeError(
+        f"error converting YAML to JSON: unsupported map key of type: "
+        f"{_go_type_name(key)}, key: {_go_value(key)}, value: {_go_value(value)}"
+    )
+
+
+def _go_type_name(value: Any) -> str:
+    return "%!s(<nil>)" if value is None else type(value).__name__
+
+
+def _go_value(value: Any) -> str:
+    if value is None:
+        return "<nil>"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return str(value)
+
+
+def _with_json_keys(root: Any) -> Any:
+    """``root`` with every mapping key a string (a walk by hand: YAML may nest deep)."""
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if not all(type(k) is str for k in node):
+                items = [(_json_key(k, v), v) for k, v in node.items()]
+                node.clear()
+                node.update(items)
+            pending.extend(v for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            pending.extend(v for v in node if isinstance(v, dict | list))
+    return root
+
+
 def _decode_yaml(body: bytes) -> Decoded:
     try:
-        obj = yaml.load(body, Loader=_YAMLLoader)
+        obj = _with_json_keys(yaml.load(body, Loader=_GoYAMLLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
