@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import yaml
 
-from kapi.apimachinery.gojson import syntax_error
+from kapi.apimachinery.gojson import nesting_error, syntax_error
 from kapi.runtime import protobuf
 from kapi.runtime.protowire import ProtobufDecodeError
 
@@ -43,6 +43,63 @@ PROTOBUF_WATCH = PROTOBUF + ";stream=watch"
 BODY_TYPES = (JSON, YAML, PROTOBUF)
 #: What bodies of kinds without a protobuf form (custom resources) may use.
 TEXT_BODY_TYPES = (JSON, YAML)
+
+
+#: The deepest nesting of objects and arrays kapi accepts in a body or object.
+#:
+#: Upstream's decoder allows 10,000 levels; kapi stores and encodes objects with
+#: orjson, which writes at most 254, and lists, watch events, tables and
+#: managedFields wrap an object a few levels deeper still.  A deeper body is
+#: refused with the scanner's error for upstream's limit, before anything walks it.
+MAX_NESTING = 200
+_NESTING_ERROR = "invalid character '{' exceeded max depth"
+_YAML_NESTING_ERROR = f"error converting YAML to JSON: yaml: exceeded max depth of {MAX_NESTING}"
+
+
+def object_nesting_error(obj: Any) -> str | None:
+    """The error for ``obj`` nesting deeper than :data:`MAX_NESTING`, or None.
+
+    ``metadata.managedFields`` may nest 3 levels deeper than the rest: each entry's
+    ``fieldsV1`` mirrors the object's fields 4 levels down, with ``{}`` for a leaf.
+    """
+    if _fits_nesting(obj):
+        return None
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return nesting_error(obj, MAX_NESTING)
+    return (
+        nesting_error([v for k, v in obj.items() if k != "metadata"], MAX_NESTING)
+        or nesting_error([v for k, v in metadata.items() if k != "managedFields"], MAX_NESTING - 1)
+        or nesting_error(metadata["managedFields"], MAX_NESTING + 3)
+    )
+
+
+#: How deep orjson writes: one level more and it refuses.
+_ORJSON_MAX_DEPTH = 254
+
+
+def _fits_nesting(obj: Any) -> bool:
+    """Whether ``obj`` nests at most :data:`MAX_NESTING` deep, the quick way.
+
+    orjson's writer counts levels in C and refuses beyond its own limit, so
+    ``obj`` under the levels between the two limits writes iff it fits: several
+    times faster than walking it in Python.  False also when it does not write
+    for another reason; the exact walk then decides.
+    """
+    wrapped = obj
+    for _ in range(_ORJSON_MAX_DEPTH - MAX_NESTING):
+        wrapped = [wrapped]
+    try:
+        orjson.dumps(wrapped)
+    except orjson.JSONEncodeError:
+        return False
+    return True
+
+
+def _check_nesting(obj: Any) -> None:
+    detail = object_nesting_error(obj)
+    if detail is not None:
+        raise SyntaxDecodeError("couldn't get version/kind; json parse error: " + detail, detail)
 
 
 @dataclass
@@ -91,6 +148,9 @@ def decode(
     except orjson.JSONDecodeError:
         pass  # re-parse below for the position-aware message
     else:
+        # Every open bracket may nest one level deeper: few of them, no deep nesting.
+        if body.count(b"{") + body.count(b"[") > MAX_NESTING:
+            _check_nesting(obj)
         if not find_duplicates or not _may_have_duplicates(body, _count_keys(obj)):
             return Decoded(obj)
     seen: list[tuple[dict[str, Any], str]] = []
@@ -110,12 +170,19 @@ def decode(
         # a string as U+FFFD; orjson refuses both, Python's json keeps the surrogates.
         text = _LONE_SURROGATE.sub(_replace_lone, body.decode("utf-8", _GO_REPLACE))
         obj = json.loads(text, object_pairs_hook=pairs)
+    except RecursionError:
+        # Deeper than orjson reads (1024): refused whether or not Go's scanner would.
+        detail = syntax_error(body) or _NESTING_ERROR
+        raise SyntaxDecodeError(
+            "couldn't get version/kind; json parse error: " + detail, detail
+        ) from None
     except json.JSONDecodeError as exc:
         # Go's scanner words the error; Python's decoder only says that there is one.
         detail = syntax_error(body) or exc.msg
         raise SyntaxDecodeError(
             "couldn't get version/kind; json parse error: " + detail, detail
         ) from None
+    _check_nesting(obj)
     return Decoded(obj, _duplicate_paths(obj, seen) if seen else [])
 
 
@@ -268,6 +335,10 @@ def _decode_yaml(body: bytes) -> Decoded:
         problem = getattr(exc, "problem", None) or str(exc)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise SyntaxDecodeError(f"error converting YAML to JSON: yaml: {where}{problem}") from None
+    except RecursionError:  # deeper than PyYAML's composer recurses
+        raise SyntaxDecodeError(_YAML_NESTING_ERROR) from None
+    if object_nesting_error(obj) is not None:
+        raise SyntaxDecodeError(_YAML_NESTING_ERROR)
     return Decoded(obj)
 
 
