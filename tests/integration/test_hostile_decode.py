@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.conftest import KapiServer
+from tests.helpers.audit import events_of
 from tests.helpers.crds import CRDS, established
 from tests.helpers.objects import configmap, unique
 from tests.helpers.status import assert_status, storage_unchanged
@@ -479,3 +481,27 @@ def test_deepest_accepted_custom_resource_works_everywhere(
     too_deep = post(http, path, body.replace('"deep"', '"deeper"').replace("{}", '{"a":{}}', 1))
     assert_status(too_deep, 400, "BadRequest")
     assert http.get(f"{path}/deeper").status_code == 404
+
+
+# -- the audit log records what was decoded -------------------------------------------------
+
+
+def test_audit_log_records_hostile_bodies(audited: tuple[KapiServer, Path]) -> None:
+    server, log = audited
+    path = cm_path("default")
+    with server.client() as http:
+        deep = post(http, path, '{"metadata":{"name":"deep"},"x":' + nested(300) + "}")
+        assert_status(deep, 400, "BadRequest")
+        surrogate = post(http, path, r'{"metadata":{"name":"sur"},"data":{"a":"\ud800"}}')
+        assert surrogate.status_code == 201, surrogate.text
+        keys = post(http, path, "metadata: {name: keys}\ndata: {1: a}\n", YAML)
+        assert keys.status_code == 201, keys.text
+        # The server still answers: writing those events did not fail the requests.
+        assert http.get(f"{path}/keys").json()["data"] == {"1": "a"}
+    [*_, complete] = events_of(log, deep.headers["audit-id"])
+    assert "requestObject" not in complete  # too deep to log, as to store
+    assert complete["responseStatus"]["code"] == 400
+    [*_, complete] = events_of(log, surrogate.headers["audit-id"])
+    assert complete["requestObject"]["data"] == {"a": "\ufffd"}
+    [*_, complete] = events_of(log, keys.headers["audit-id"])
+    assert complete["requestObject"]["data"] == {"1": "a"}
