@@ -134,3 +134,65 @@ def test_any_stored_cronjob_reads_back(
     obj = cronjob(unique("cj"), containers, extra)
     obj["metadata"].update(metadata)
     create_and_read_back(http, f"/apis/batch/v1/namespaces/{namespace}/cronjobs", obj)
+
+
+PATCH_TYPES = {
+    "json": "application/json-patch+json",
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+
+def patch_body(kind: str, name: str, metadata: dict[str, Any], fields: dict[str, Any]) -> Any:
+    if kind == "json":
+        ops: list[Any] = [{"op": "add", "path": f"/{k}", "value": v} for k, v in fields.items()]
+        ops += [{"op": "add", "path": f"/metadata/{k}", "value": v} for k, v in metadata.items()]
+        return ops
+    body = {"metadata": {**metadata, "name": name}, **fields}
+    if kind == "apply":
+        body = {"apiVersion": "v1", "kind": "ConfigMap", **body}
+    return body
+
+
+@_SETTINGS
+@given(
+    kind=st.sampled_from([*PATCH_TYPES, "update"]),
+    metadata=metadata_fields,
+    fields=configmap_fields,
+)
+def test_any_patched_or_updated_configmap_reads_back(
+    http: httpx.Client,
+    namespace: str,
+    kind: str,
+    metadata: dict[str, Any],
+    fields: dict[str, Any],
+) -> None:
+    name = unique("cm")
+    created = http.post(cm_path(namespace), json={"metadata": {"name": name}, "data": {"a": "b"}})
+    assert created.status_code == 201, created.text
+    if kind == "update":
+        body = {**fields, "metadata": {**metadata, "name": name}}
+        response = http.put(
+            cm_path(namespace, name),
+            content=json.dumps(body),
+            headers={"content-type": "application/json"},
+        )
+    else:
+        body = patch_body(kind, name, metadata, fields)
+        response = http.patch(
+            cm_path(namespace, name) + "?fieldManager=hypothesis",
+            content=json.dumps(body),
+            headers={"content-type": PATCH_TYPES[kind]},
+        )
+    if kind == "apply" and response.status_code == 500:
+        # Upstream's answer too: structured-merge-diff refuses a null list item when typing
+        # the apply configuration, a plain error that the handler turns into a 500.
+        assert response.json()["message"].startswith("failed to create typed patch object")
+    else:
+        assert response.status_code < 500, (kind, body, response.text)
+    for accept in FORMATS:
+        for path in (cm_path(namespace, name), cm_path(namespace)):
+            read = http.get(path, headers={"accept": accept})
+            assert read.status_code == 200, (kind, body, accept, path, read.text)
+    assert http.delete(cm_path(namespace, name)).status_code == 200
