@@ -16,10 +16,9 @@ import pytest
 
 from tests.conftest import KapiServer
 from tests.helpers.audit import events_of
-from tests.helpers.crds import CRDS, established
+from tests.helpers.crds import serve_widgets
 from tests.helpers.objects import configmap, unique
 from tests.helpers.status import assert_status, storage_unchanged
-from tests.helpers.wait import eventually
 from tests.integration.paths import cm_path
 
 Object = dict[str, Any]
@@ -31,7 +30,6 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 READ_FORMATS = ("application/json", "application/yaml", PROTOBUF, TABLE)
 
 GROUP = "hostile.example.com"
-WIDGETS = f"widgets.{GROUP}"
 
 
 def post(http: httpx.Client, path: str, body: str | bytes, headers: dict[str, str] = JSON) -> Any:
@@ -67,40 +65,8 @@ def same_answer(first: httpx.Response, second: httpx.Response, name: str, other:
 
 @pytest.fixture(scope="module")
 def widgets(kapi_server: KapiServer) -> Iterator[str]:
-    """A namespaced CRD with typed, nullable and free-form fields; its plural's path prefix."""
-    spec = {
-        "type": "object",
-        "properties": {
-            "list": {"type": "array", "items": {"type": "string"}},
-            "nullableList": {"type": "array", "items": {"type": "string", "nullable": True}},
-            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-        },
-    }
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": WIDGETS},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
-                }
-            ],
-        },
-    }
-    with kapi_server.client() as http:
-        response = http.post(CRDS, json=crd)
-        assert response.status_code == 201, response.text
-        eventually(lambda: established(http, WIDGETS), what="the Widget CRD established")
-        yield f"/apis/{GROUP}/v1/namespaces"
-        http.delete(f"{CRDS}/{WIDGETS}")
+    """The Widget CRD of this module; its plural's path prefix, before the namespace."""
+    yield from serve_widgets(kapi_server, GROUP)
 
 
 def widget(name: str, **spec: Any) -> Object:

@@ -8,18 +8,23 @@ stored, read back as JSON, YAML, protobuf and a Table, alone and in its LIST.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import KapiServer
+from tests.helpers.crds import serve_widgets
 from tests.helpers.objects import unique
 from tests.integration.paths import cm_path
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 FORMATS = ("application/json", "application/yaml", PROTOBUF, TABLE)
+GROUP = "hostile-property.example.com"
 
 #: Any code point, lone surrogates included (written as JSON escapes).
 odd_text = st.text(st.characters() | st.sampled_from("\ud800\udbff\udc00\udfff"), max_size=6)
@@ -93,6 +98,12 @@ def create_and_read_back(http: httpx.Client, collection: str, obj: dict[str, Any
             response = http.get(path, headers={"accept": accept})
             assert response.status_code == 200, (body, accept, path, response.text)
     assert http.delete(f"{collection}/{name}").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def widgets(kapi_server: KapiServer) -> Iterator[str]:
+    """The Widget CRD of this module; its plural's path prefix, before the namespace."""
+    yield from serve_widgets(kapi_server, GROUP)
 
 
 _SETTINGS = settings(
@@ -196,3 +207,58 @@ def test_any_patched_or_updated_configmap_reads_back(
             read = http.get(path, headers={"accept": accept})
             assert read.status_code == 200, (kind, body, accept, path, read.text)
     assert http.delete(cm_path(namespace, name)).status_code == 200
+
+
+@_SETTINGS
+@given(
+    metadata=metadata_fields,
+    spec=st.fixed_dictionaries(
+        {},
+        optional={
+            "list": st.lists(maybe_null, max_size=3),
+            "nullableList": st.lists(maybe_null, max_size=3),
+            "labels": st.dictionaries(odd_text, maybe_null, max_size=3),
+            "free": st.dictionaries(odd_text, json_value, max_size=3),
+            "unknown": json_value,
+        },
+    ),
+    patch=st.sampled_from(["merge", "json"]),
+    change=st.dictionaries(odd_text, json_value, max_size=2),
+)
+def test_any_stored_custom_resource_reads_back(
+    http: httpx.Client,
+    namespace: str,
+    widgets: str,
+    metadata: dict[str, Any],
+    spec: dict[str, Any],
+    patch: str,
+    change: dict[str, Any],
+) -> None:
+    collection = f"{widgets}/{namespace}/widgets"
+    name = unique("w")
+    obj = {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "Widget",
+        "metadata": {**metadata, "name": name},
+        "spec": spec,
+    }
+    created = http.post(
+        collection, content=json.dumps(obj), headers={"content-type": "application/json"}
+    )
+    assert created.status_code < 500, (obj, created.text)
+    if created.status_code != 201:
+        return
+    body: Any = {"spec": {"free": change}}
+    if patch == "json":
+        body = [{"op": "add", "path": "/spec/free", "value": change}]
+    patched = http.patch(
+        f"{collection}/{name}",
+        content=json.dumps(body),
+        headers={"content-type": PATCH_TYPES[patch]},
+    )
+    assert patched.status_code < 500, (obj, body, patched.text)
+    for accept in ("application/json", "application/yaml", TABLE):
+        for path in (f"{collection}/{name}", collection):
+            response = http.get(path, headers={"accept": accept})
+            assert response.status_code == 200, (obj, accept, path, response.text)
+    assert http.delete(f"{collection}/{name}").status_code == 200
