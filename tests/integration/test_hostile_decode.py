@@ -414,6 +414,35 @@ def test_deep_yaml_is_refused(http: httpx.Client, namespace: str) -> None:
     )
 
 
+def test_yaml_that_would_crash_the_parser_is_refused(
+    http: httpx.Client, namespace: str, widgets: str
+) -> None:
+    # 100,000 levels overflowed PyYAML's composer and killed the server; an alias bomb
+    # of a few hundred bytes expanded to billions of nodes.
+    deep = "metadata: {name: deep}\nunknown: " + "[" * 100_000 + "]" * 100_000 + "\n"
+    bomb = "metadata: {name: bomb}\ndata:\n  x0: &a0 [x, x, x, x, x, x, x, x, x]\n"
+    bomb += "".join(f"  x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+    with storage_unchanged(http, namespace):
+        too_deep = post(http, cm_path(namespace), deep, YAML)
+        aliased = post(http, cm_path(namespace), bomb, YAML)
+    status = assert_status(too_deep, 400, "BadRequest")
+    assert status["message"].startswith(
+        "the object provided is unrecognized (must be of type ConfigMap): error converting YAML "
+        "to JSON: yaml: exceeded max depth of 200"
+    )
+    status = assert_status(aliased, 400, "BadRequest")
+    assert status["message"].startswith(
+        "the object provided is unrecognized (must be of type ConfigMap): error converting YAML "
+        "to JSON: yaml: document contains excessive aliasing"
+    )
+    # Into a preserve-unknown-fields custom resource, where nothing prunes it, likewise.
+    cr = f"apiVersion: {GROUP}/v1\nkind: Widget\nmetadata: {{name: bomb}}\nspec:\n  free:\n"
+    cr += bomb.split("data:\n", 1)[1].replace("  x", "    x")
+    response = post(http, f"{widgets}/{namespace}/widgets", cr, YAML)
+    assert_status(response, 400, "BadRequest")
+    assert http.get("/readyz").status_code == 200
+
+
 def test_deepest_accepted_custom_resource_works_everywhere(
     http: httpx.Client, namespace: str, widgets: str
 ) -> None:

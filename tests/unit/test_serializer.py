@@ -149,3 +149,42 @@ def test_deeper_nesting_is_the_scanner_depth_error(depth: int) -> None:
         decode(_nested(depth), JSON, find_duplicates=True)
     assert info.value.detail.endswith("exceeded max depth")
     assert info.value.detail.startswith("invalid character ")
+
+
+@pytest.mark.parametrize("depth", [201, 2_000, 100_000, 1_000_000])
+@pytest.mark.parametrize("shape", ["flow", "block"])
+def test_deep_yaml_is_refused_before_composing(depth: int, shape: str) -> None:
+    # Composing 100,000 levels overflowed the C stack: the process died.
+    if shape == "flow":
+        body = b"a: " + b"[" * depth + b"]" * depth + b"\n"
+    else:
+        body = b"a:\n" + b"- " * depth + b"x\n"
+    with pytest.raises(SyntaxDecodeError) as info:
+        decode(body, "application/yaml", find_duplicates=False)
+    assert str(info.value) == "error converting YAML to JSON: yaml: exceeded max depth of 200"
+
+
+def _alias_bomb(levels: int) -> bytes:
+    lines = ["x0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("levels", [5, 9, 30])
+def test_yaml_alias_expansion_is_limited_as_goyaml_limits_it(levels: int) -> None:
+    with pytest.raises(SyntaxDecodeError) as info:
+        decode(_alias_bomb(levels), "application/yaml", find_duplicates=False)
+    assert str(info.value) == (
+        "error converting YAML to JSON: yaml: document contains excessive aliasing"
+    )
+
+
+def test_yaml_aliases_within_goyaml_ratio_are_read() -> None:
+    three = decode(_alias_bomb(3), "application/yaml", find_duplicates=False).obj
+    assert three["x2"] == [[["x"] * 9] * 9] * 9
+    body = b"a: &x {k: [1, 2]}\nb: *x\nschedule: '* * * * *'\n"
+    assert decode(body, "application/yaml", find_duplicates=False).obj == {
+        "a": {"k": [1, 2]},
+        "b": {"k": [1, 2]},
+        "schedule": "* * * * *",
+    }

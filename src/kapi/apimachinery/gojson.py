@@ -180,12 +180,12 @@ def nesting_error(value: Any, limit: int) -> str | None:
         if depth > limit:
             c = ord("{") if isinstance(level[0], dict) else ord("[")
             return str(_invalid_char(c, "exceeded max depth"))
-        below: list[Any] = []
+        below: dict[int, Any] = {}  # each object once: YAML aliases share them
         for node in level:
             for child in node.values() if type(node) is dict else node:
                 if isinstance(child, dict | list):
-                    below.append(child)
-        level = below
+                    below[id(child)] = child
+        level = list(below.values())
         depth += 1
     return None
 

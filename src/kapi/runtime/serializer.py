@@ -314,8 +314,12 @@ def _go_value(value: Any) -> str:
 def _with_json_keys(root: Any) -> Any:
     """``root`` with every mapping key a string (a walk by hand: YAML may nest deep)."""
     pending = [root]
+    seen: set[int] = set()  # an alias is the anchor's very object: convert it once
     while pending:
         node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, dict):
             if not all(type(k) is str for k in node):
                 items = [(_json_key(k, v), v) for k, v in node.items()]
@@ -327,7 +331,83 @@ def _with_json_keys(root: Any) -> Any:
     return root
 
 
+#: Each level of YAML nesting opens with one of these (a flow collection, a block
+#: sequence entry, a key): a body with few of them cannot nest deep.
+_YAML_OPENERS = (b"[", b"{", b"-", b":", b"?")
+#: Nesting PyYAML's composer (C, recursive, with no limit) is known to survive.
+_YAML_SAFE_NESTING = 2000
+_YAML_STARTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_YAML_ENDS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+_YAML_NODES = (yaml.ScalarEvent, yaml.DocumentStartEvent, *_YAML_STARTS)
+_YAML_ALIASING_ERROR = "error converting YAML to JSON: yaml: document contains excessive aliasing"
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    """goyaml's share of decoded nodes that may come from aliases: 99% up to 400,000
+    nodes, falling evenly to 10% at 4,000,000."""
+    low, high = 400_000, 4_000_000
+    if decoded <= low:
+        return 0.99
+    if decoded >= high:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - low) / (high - low)
+
+
+def _yaml_problem(body: bytes) -> str | None:
+    """Refuse, before composing it, a YAML document nesting deeper than
+    :data:`MAX_NESTING` (composing one nested 100,000 deep overflows the C stack)
+    or expanding aliases as goyaml refuses to (a few hundred bytes can stand for
+    billions of nodes).
+
+    libyaml's parser keeps its own stack, so its events are safe to count; each
+    node counts once, and an alias counts as all the nodes of its anchor, as
+    goyaml's decoder counts them when it expands the alias.
+    """
+    openers = sum(body.count(opener) for opener in _YAML_OPENERS)
+    if openers <= _YAML_SAFE_NESTING and b"*" not in body:
+        return None
+    decoded = aliased = depth = 0
+    sizes: dict[str, int] = {}  # expanded node count of each anchor
+    open_nodes: list[tuple[str | None, int]] = []  # anchor and count at start
+    try:
+        for event in yaml.parse(body, Loader=_GoYAMLLoader):
+            if isinstance(event, yaml.AliasEvent):
+                size = sizes.get(str(event.anchor), 0)
+                decoded += 1 + size
+                aliased += size
+            elif isinstance(event, _YAML_NODES):
+                decoded += 1
+                anchor = getattr(event, "anchor", None)
+                if isinstance(event, _YAML_STARTS):
+                    depth += 1
+                    if depth > MAX_NESTING:
+                        return _YAML_NESTING_ERROR
+                    open_nodes.append((anchor, decoded - 1))
+                elif anchor is not None:
+                    sizes[anchor] = 1
+            elif isinstance(event, _YAML_ENDS):
+                depth -= 1
+                anchor, before = open_nodes.pop()
+                if anchor is not None:
+                    sizes[anchor] = decoded - before
+                continue
+            else:
+                continue
+            if (
+                aliased > 100
+                and decoded > 1000
+                and aliased > decoded * _allowed_alias_ratio(decoded)
+            ):
+                return _YAML_ALIASING_ERROR
+    except yaml.YAMLError:
+        return None  # loading reports it
+    return None
+
+
 def _decode_yaml(body: bytes) -> Decoded:
+    problem = _yaml_problem(body)
+    if problem is not None:
+        raise SyntaxDecodeError(problem)
     try:
         obj = _with_json_keys(yaml.load(body, Loader=_GoYAMLLoader))
     except yaml.YAMLError as exc:
