@@ -188,3 +188,18 @@ def test_yaml_aliases_within_goyaml_ratio_are_read() -> None:
         "b": {"k": [1, 2]},
         "schedule": "* * * * *",
     }
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'a: "\xff"\n', "invalid leading UTF-8 octet"),
+        (b'a: "\xe2\x82"\n', "invalid trailing UTF-8 octet"),
+        (b"a: \x01\n", "control characters are not allowed"),
+    ],
+)
+def test_yaml_reader_errors_are_worded_as_goyaml_words_them(body: bytes, reason: str) -> None:
+    # Unlike JSON, YAML refuses invalid UTF-8 (libyaml's reader, which goyaml ports).
+    with pytest.raises(SyntaxDecodeError) as info:
+        decode(body, "application/yaml", find_duplicates=False)
+    assert str(info.value) == f"error converting YAML to JSON: yaml: {reason}"

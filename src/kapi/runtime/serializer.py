@@ -410,6 +410,9 @@ def _decode_yaml(body: bytes) -> Decoded:
         raise SyntaxDecodeError(problem)
     try:
         obj = _with_json_keys(yaml.load(body, Loader=_GoYAMLLoader))
+    except yaml.reader.ReaderError as exc:
+        # libyaml's reader words it as goyaml's (a port of it) does, which names no line.
+        raise SyntaxDecodeError(f"error converting YAML to JSON: yaml: {exc.reason}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
