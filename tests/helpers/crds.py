@@ -106,9 +106,11 @@ def established(http: httpx.Client, name: str) -> bool:
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
-def serve_widgets(kapi_server: Any, group: str) -> Iterator[str]:
-    """Body of a fixture: a namespaced Widget CRD of ``group`` with typed, nullable and
-    free-form (preserve-unknown-fields) spec fields; yields ``/apis/{group}/v1/namespaces``."""
+def serve_widgets(kapi_server: Any, group: str, kind: str) -> Iterator[str]:
+    """Body of a fixture: a namespaced CRD of ``group`` and ``kind`` (plural: lower case and
+    an ``s``; a name no other test's kind has, since kubectl finds kinds by plural) with
+    typed, nullable and free-form (preserve-unknown-fields) spec fields; yields
+    ``/apis/{group}/v1/namespaces``."""
     spec = {
         "type": "object",
         "properties": {
@@ -118,7 +120,8 @@ def serve_widgets(kapi_server: Any, group: str) -> Iterator[str]:
             "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
         },
     }
-    name = f"widgets.{group}"
+    plural = kind.lower() + "s"
+    name = f"{plural}.{group}"
     crd = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -126,7 +129,7 @@ def serve_widgets(kapi_server: Any, group: str) -> Iterator[str]:
         "spec": {
             "group": group,
             "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
             "versions": [
                 {
                     "name": "v1",

@@ -30,6 +30,8 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 READ_FORMATS = ("application/json", "application/yaml", PROTOBUF, TABLE)
 
 GROUP = "hostile.example.com"
+KIND = "HostileWidget"
+PLURAL = KIND.lower() + "s"
 
 
 def post(http: httpx.Client, path: str, body: str | bytes, headers: dict[str, str] = JSON) -> Any:
@@ -65,12 +67,12 @@ def same_answer(first: httpx.Response, second: httpx.Response, name: str, other:
 
 @pytest.fixture(scope="module")
 def widgets(kapi_server: KapiServer) -> Iterator[str]:
-    """The Widget CRD of this module; its plural's path prefix, before the namespace."""
-    yield from serve_widgets(kapi_server, GROUP)
+    """The CRD of this module; its plural's path prefix, before the namespace."""
+    yield from serve_widgets(kapi_server, GROUP, KIND)
 
 
 def widget(name: str, **spec: Any) -> Object:
-    return {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec}
+    return {"apiVersion": f"{GROUP}/v1", "kind": KIND, "metadata": {"name": name}, "spec": spec}
 
 
 def with_meta(obj: Object, **metadata: Any) -> Object:
@@ -230,7 +232,7 @@ def test_json_patch_adding_null_items(http: httpx.Client, namespace: str) -> Non
 
 
 def test_custom_resource_nulls(http: httpx.Client, namespace: str, widgets: str) -> None:
-    path = f"{widgets}/{namespace}/widgets"
+    path = f"{widgets}/{namespace}/{PLURAL}"
     # Root metadata is read into ObjectMeta, as a built-in's.
     null = post(http, path, json.dumps(with_meta(widget("w"), finalizers=[None])))
     empty = http.post(path, json=with_meta(widget("w"), finalizers=[""]))
@@ -244,7 +246,7 @@ def test_custom_resource_nulls(http: httpx.Client, namespace: str, widgets: str)
         typed,
         422,
         "Invalid",
-        f'Widget.{GROUP} "t" is invalid: spec.list[0]: Invalid value: "null": '
+        f'{KIND}.{GROUP} "t" is invalid: spec.list[0]: Invalid value: "null": '
         'spec.list[0] in body must be of type string: "null"',
     )
     kept = post(http, path, json.dumps(widget("k", nullableList=[None], free={"x": [None]})))
@@ -436,9 +438,9 @@ def test_yaml_that_would_crash_the_parser_is_refused(
         "to JSON: yaml: document contains excessive aliasing"
     )
     # Into a preserve-unknown-fields custom resource, where nothing prunes it, likewise.
-    cr = f"apiVersion: {GROUP}/v1\nkind: Widget\nmetadata: {{name: bomb}}\nspec:\n  free:\n"
+    cr = f"apiVersion: {GROUP}/v1\nkind: {KIND}\nmetadata: {{name: bomb}}\nspec:\n  free:\n"
     cr += bomb.split("data:\n", 1)[1].replace("  x", "    x")
-    response = post(http, f"{widgets}/{namespace}/widgets", cr, YAML)
+    response = post(http, f"{widgets}/{namespace}/{PLURAL}", cr, YAML)
     assert_status(response, 400, "BadRequest")
     assert http.get("/readyz").status_code == 200
 
@@ -446,7 +448,7 @@ def test_yaml_that_would_crash_the_parser_is_refused(
 def test_deepest_accepted_custom_resource_works_everywhere(
     http: httpx.Client, namespace: str, widgets: str
 ) -> None:
-    path = f"{widgets}/{namespace}/widgets"
+    path = f"{widgets}/{namespace}/{PLURAL}"
     # root, spec, free: the body nests exactly 200 deep.
     body = json.dumps(widget("deep")).replace('"spec": {}', '"spec": {"free": ' + nested(198) + "}")
     created = post(http, path, body)

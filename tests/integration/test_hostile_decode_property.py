@@ -25,6 +25,8 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 FORMATS = ("application/json", "application/yaml", PROTOBUF, TABLE)
 GROUP = "hostile-property.example.com"
+KIND = "GeneratedWidget"
+PLURAL = KIND.lower() + "s"
 
 #: Any code point, lone surrogates included (written as JSON escapes).
 odd_text = st.text(st.characters() | st.sampled_from("\ud800\udbff\udc00\udfff"), max_size=6)
@@ -102,8 +104,8 @@ def create_and_read_back(http: httpx.Client, collection: str, obj: dict[str, Any
 
 @pytest.fixture(scope="module")
 def widgets(kapi_server: KapiServer) -> Iterator[str]:
-    """The Widget CRD of this module; its plural's path prefix, before the namespace."""
-    yield from serve_widgets(kapi_server, GROUP)
+    """The CRD of this module; its plural's path prefix, before the namespace."""
+    yield from serve_widgets(kapi_server, GROUP, KIND)
 
 
 _SETTINGS = settings(
@@ -234,11 +236,11 @@ def test_any_stored_custom_resource_reads_back(
     patch: str,
     change: dict[str, Any],
 ) -> None:
-    collection = f"{widgets}/{namespace}/widgets"
+    collection = f"{widgets}/{namespace}/{PLURAL}"
     name = unique("w")
     obj = {
         "apiVersion": f"{GROUP}/v1",
-        "kind": "Widget",
+        "kind": KIND,
         "metadata": {**metadata, "name": name},
         "spec": spec,
     }
