@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import httpx
 import yaml
 
 from tests.helpers.kubectl import Kubectl
+from tests.helpers.wait import eventually
 
 GROUP = "stable.example.com"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -102,3 +104,45 @@ def established(http: httpx.Client, name: str) -> bool:
     crd = http.get(f"{CRDS}/{name}").json()
     conditions = (crd.get("status") or {}).get("conditions") or []
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+
+def serve_widgets(kapi_server: Any, group: str, kind: str) -> Iterator[str]:
+    """Body of a fixture: a namespaced CRD of ``group`` and ``kind`` (plural: lower case and
+    an ``s``; a name no other test's kind has, since kubectl finds kinds by plural) with
+    typed, nullable and free-form (preserve-unknown-fields) spec fields; yields
+    ``/apis/{group}/v1/namespaces``."""
+    spec = {
+        "type": "object",
+        "properties": {
+            "list": {"type": "array", "items": {"type": "string"}},
+            "nullableList": {"type": "array", "items": {"type": "string", "nullable": True}},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
+    }
+    plural = kind.lower() + "s"
+    name = f"{plural}.{group}"
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": name},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+                }
+            ],
+        },
+    }
+    with kapi_server.client() as http:
+        response = http.post(CRDS, json=crd)
+        assert response.status_code == 201, response.text
+        eventually(lambda: established(http, name), what=f"the CRD {name} established")
+        yield f"/apis/{group}/v1/namespaces"
+        http.delete(f"{CRDS}/{name}")

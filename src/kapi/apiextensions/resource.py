@@ -151,6 +151,7 @@ def _pruner(schema: dict[str, Any]) -> Any:
         if isinstance(metadata, dict):
             # Raises DecodeTypeError (400) on a mistyped metadata field, as decoding does.
             unknown += pruning.prune({"metadata": metadata}, _ROOT_METADATA)
+            pruning.zero_metadata_nulls(metadata)
         return unknown
 
     return prune

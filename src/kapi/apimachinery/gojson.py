@@ -12,6 +12,7 @@ once a document has failed to parse.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from kapi.apimachinery.gotext import go_quote
 
@@ -139,7 +140,7 @@ def _check_json(data: bytes) -> None:
         elif state in ("value", "value_or_end"):
             if c in b"{[":
                 if len(stack) >= _MAX_DEPTH:
-                    raise _JSONSyntaxError("exceeded max depth")
+                    raise _invalid_char(c, "exceeded max depth")
                 stack.append(c)
                 pos, state = pos + 1, ("key_or_end" if c == ord("{") else "value_or_end")
             else:
@@ -165,6 +166,28 @@ def _check_json(data: bytes) -> None:
                     c, "after object key:value pair" if in_object else "after array element"
                 )
             pos += 1
+
+
+def nesting_error(value: Any, limit: int) -> str | None:
+    """The scanner's error for a decoded ``value`` nesting objects and arrays deeper than
+    ``limit`` (``invalid character '{' exceeded max depth``), or None.
+
+    Level by level, not recursively: the value may be nested as deep as its decoder allows.
+    """
+    level: list[Any] = [value] if isinstance(value, dict | list) else []
+    depth = 1
+    while level:
+        if depth > limit:
+            c = ord("{") if isinstance(level[0], dict) else ord("[")
+            return str(_invalid_char(c, "exceeded max depth"))
+        below: dict[int, Any] = {}  # each object once: YAML aliases share them
+        for node in level:
+            for child in node.values() if type(node) is dict else node:
+                if isinstance(child, dict | list):
+                    below[id(child)] = child
+        level = list(below.values())
+        depth += 1
+    return None
 
 
 def syntax_error(data: bytes) -> str | None:

@@ -16,13 +16,11 @@ import time
 from typing import Any
 
 import orjson
-import yaml
 
 from kapi.audit.policy import LEVEL_REQUEST, LEVEL_REQUEST_RESPONSE, level_at_least
 from kapi.request import RequestInfo
-from kapi.runtime import protobuf
+from kapi.runtime import protobuf, serializer
 from kapi.runtime.protowire import ProtobufDecodeError
-from kapi.runtime.serializer import PROTOBUF
 
 API_VERSION = "audit.k8s.io/v1"
 #: The request header a client (or a front proxy) may set to choose the audit ID, and the
@@ -230,21 +228,20 @@ def decode_body(body: bytes, content_type: str) -> Any:
     """A JSON, YAML or protobuf body as data; ``None`` when it is empty or cannot be decoded."""
     if not body:
         return None
-    if content_type.startswith(PROTOBUF):
+    if content_type.startswith(serializer.PROTOBUF):
         try:
             return protobuf.decode(body)
         except ProtobufDecodeError:
             return None
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        pass
-    if "yaml" not in content_type:
-        return None
-    try:
-        return yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None
+    # What the handler decoded: U+FFFD for what orjson refuses, YAML keys made strings;
+    # nothing for a body nested too deep to store, or to log.
+    media = (serializer.JSON, serializer.YAML) if "yaml" in content_type else (serializer.JSON,)
+    for media_type in media:
+        try:
+            return serializer.decode(body, media_type, find_duplicates=False).obj
+        except serializer.SyntaxDecodeError:
+            pass
+    return None
 
 
 def without_managed_fields(obj: Any) -> Any:

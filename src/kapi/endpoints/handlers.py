@@ -730,6 +730,7 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
                 raise _strategic_merge_patch_error(exc) from None
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch must produce an object")
+        _check_nesting(patched)
         new = await scope.decode_object(patched, [], validation)
         scope.set_namespace(new)
         metadata = meta(new)
@@ -780,6 +781,7 @@ async def _server_side_apply(
         current = await scope.to_version(old) if old is not None else None
         applied = await manager.apply(current, deep_copy(config), query["fieldManager"], force)
         old_rv = current["metadata"].get("resourceVersion") if current is not None else None
+        _check_nesting(applied)
         new = await scope.decode_object(deep_copy(applied), [], validation)
         metadata = meta(new)
         if old is None and metadata.get("uid"):
@@ -834,6 +836,13 @@ def decode_patch(body: bytes) -> Any:
         raise errors.bad_request(f"error decoding patch: {exc.detail}") from None
 
 
+def _check_nesting(obj: Any) -> None:
+    """A patch's result nested deeper than kapi stores: refused as such a body is."""
+    detail = serializer.object_nesting_error(obj)
+    if detail is not None:
+        raise errors.bad_request("couldn't get version/kind; json parse error: " + detail)
+
+
 def apply_configuration(body: bytes) -> Object:
     """An apply patch body: YAML, or JSON (what kubectl sends, read as JSON for exactness)."""
     try:
@@ -847,6 +856,7 @@ def apply_configuration(body: bytes) -> Object:
             raise errors.bad_request(f"error decoding YAML: {exc}") from None
     if config is None:
         return {}
+    _check_nesting(config)
     if not isinstance(config, dict):
         raise errors.bad_request(
             f"error decoding YAML: json: cannot unmarshal {go_json_kind(config)} into Go value "

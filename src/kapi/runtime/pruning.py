@@ -17,7 +17,14 @@ from typing import Any
 from kapi.apimachinery.gotext import go_json_kind
 from kapi.apimachinery.quantity import QuantityError, unmarshal_json
 from kapi.runtime import protobuf_batch  # noqa: F401 -- registers CronJob and its pod template
-from kapi.runtime.protobuf_messages import MESSAGES, Field, Label, ValueType, message_for
+from kapi.runtime.protobuf_messages import (
+    MESSAGES,
+    OBJECT_META,
+    Field,
+    Label,
+    ValueType,
+    message_for,
+)
 from kapi.runtime.schema import STRING, List, Map, Scalar, Schema, Struct
 
 
@@ -32,7 +39,10 @@ def prune(obj: dict[str, Any], struct: Struct) -> list[str]:
     """
     unknown: list[str] = []
     _walk_struct(obj, struct, "", struct.type_name, unknown)
-    _canonicalize_quantities(obj)
+    message = message_for(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+    if message is not None:
+        _zero_nulls_in(obj, message.name)
+        _quantities_in(obj, message.name)
     return unknown
 
 
@@ -115,20 +125,109 @@ def _bad_base64_offset(value: str) -> int:
     return len(value) - len(value) % 4 if len(value) % 4 else len(value)
 
 
-# -- quantities ------------------------------------------------------------------------------
+# -- nulls in lists and maps ------------------------------------------------------------------
+#
+# Go decodes a JSON ``null`` that stands for a slice item or a map value into the
+# zero value of the item's type: ``""`` for a string, ``0`` for a number, an empty
+# struct for a struct.  (A ``null`` for a whole field is a nil pointer, slice or
+# map, which ``omitempty`` leaves out: pruning drops those.)  The kind's protobuf
+# tables type every field, also where its schema is free-form (the pod template),
+# so they say what each null stands for.
+
+_ZERO_VALUES: dict[ValueType, Any] = {
+    ValueType.STRING: "",
+    ValueType.INT32: 0,
+    ValueType.INT64: 0,
+    ValueType.BOOL: False,
+    ValueType.BYTES: "",
+    ValueType.INT_OR_STRING: 0,
+    ValueType.DOUBLE: 0,
+    # A zero quantity is canonicalized to "0" later; time, raw JSON and fields sets keep
+    # their null, which is how Go writes their zero value back.
+}
 
 
-def _canonicalize_quantities(obj: dict[str, Any]) -> None:
-    """Write each ``resource.Quantity`` of a built-in object as ``Quantity.String()`` does.
+#: How one field of a message is walked: its JSON name, its label, the message its values
+#: are (``None`` for a scalar) and the zero value a null item becomes (``None``: stays).
+_NullStep = tuple[str, Label, str | None, Any, bool]
 
-    Upstream decodes a quantity into Go's ``resource.Quantity`` (a failure fails
-    the whole decoding, with the parser's error) and encodes it back canonical.
-    The kind's protobuf tables say where its quantities are: they type every
-    field, where the kind's schema may leave a part free-form (the pod template).
+
+@cache
+def _null_steps(message: str) -> tuple[_NullStep, ...]:
+    """The fields of ``message`` where a null may stand for an item, at any depth."""
+    steps: list[_NullStep] = []
+    for f in MESSAGES[message].fields:
+        if isinstance(f.type, str):
+            nested = MESSAGES[f.type]
+            if f.label is Label.SINGLE and not _may_hold_items(f.type):
+                continue
+            zero: Any = {} if nested.custom_json is None else None
+            steps.append((f.name, f.label, f.type, zero, f.inline))
+        elif f.label is not Label.SINGLE:
+            steps.append((f.name, f.label, None, _ZERO_VALUES.get(f.type), False))
+    return tuple(steps)
+
+
+@cache
+def _may_hold_items(message: str) -> bool:
+    """Whether a list or a map is reachable from ``message`` (a walk: schemas nest)."""
+    seen, pending = {message}, [message]
+    while pending:
+        for f in MESSAGES[pending.pop()].fields:
+            if f.label is not Label.SINGLE:
+                return True
+            if isinstance(f.type, str) and f.type not in seen:
+                seen.add(f.type)
+                pending.append(f.type)
+    return False
+
+
+def _zero_nulls_in(obj: dict[str, Any], message: str) -> None:
+    """Replace each null item of a list or value of a map in ``obj`` by its zero value."""
+    for name, label, nested, zero, is_inline in _null_steps(message):
+        if is_inline:
+            assert nested is not None
+            _zero_nulls_in(obj, nested)
+            continue
+        value = obj.get(name)
+        if value is None:
+            continue
+        if label is Label.REPEATED:
+            if type(value) is not list:
+                continue
+            if zero is not None and None in value:
+                value[:] = [_copy_zero(zero) if item is None else item for item in value]
+            items: Iterable[Any] = value
+        elif label is Label.MAP:
+            if type(value) is not dict:
+                continue
+            if zero is not None:
+                for key, item in value.items():
+                    if item is None:
+                        value[key] = _copy_zero(zero)
+            items = value.values()
+        else:
+            items = (value,)
+        if nested is not None and MESSAGES[nested].custom_json is None:
+            for item in items:
+                if type(item) is dict:
+                    _zero_nulls_in(item, nested)
+
+
+def zero_metadata_nulls(metadata: dict[str, Any]) -> None:
+    """The null items of an ObjectMeta's lists and maps as their zero values.
+
+    For a custom resource's metadata, which upstream reads into the Go ObjectMeta
+    and writes back (``objectmeta.Coerce``), as decoding a built-in kind does.
     """
-    message = message_for(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
-    if message is not None:
-        _quantities_in(obj, message.name)
+    _zero_nulls_in(metadata, OBJECT_META)
+
+
+def _copy_zero(zero: Any) -> Any:
+    return {} if type(zero) is dict else zero
+
+
+# -- quantities ------------------------------------------------------------------------------
 
 
 @cache

@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from kapi.runtime.meta import ObjectMeta
+from kapi.runtime.pruning import zero_metadata_nulls
 from kapi.runtime.schema import List, Schema, Struct
 
 _META_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata"})
@@ -169,6 +170,7 @@ def _coerce_embedded_metadata(meta: dict[str, Any], prefix: str, out: list[str])
             del meta[k]  # every ObjectMeta field is omitempty in the Go round trip
         else:
             _strict_unknown(meta[k], schema, f"{prefix}.{k}", out)
+    zero_metadata_nulls(meta)
 
 
 def _coerce(x: Any, node: _Node, path: str, out: list[str], *, own_meta: bool = True) -> None:
