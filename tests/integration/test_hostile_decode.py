@@ -502,3 +502,36 @@ def test_audit_log_records_hostile_bodies(audited: tuple[KapiServer, Path]) -> N
     assert complete["requestObject"]["data"] == {"a": "\ufffd"}
     [*_, complete] = events_of(log, keys.headers["audit-id"])
     assert complete["requestObject"]["data"] == {"1": "a"}
+
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "go_type"),
+    [
+        ("leaseDurationSeconds", 2**31, "int32"),
+        ("leaseDurationSeconds", -(2**31) - 1, "int32"),
+        ("leaseTransitions", 2**31, "int32"),
+    ],
+)
+def test_integers_out_of_their_go_type_are_refused(
+    http: httpx.Client, namespace: str, field: str, value: int, go_type: str
+) -> None:
+    """An int32 field takes no number past 2^31-1: upstream's decoder refuses it (it used to
+    be stored, and written to protobuf wrapped round to -2^31)."""
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}
+    path = LEASES.format(ns=namespace)
+    with storage_unchanged(http, namespace):
+        refused = http.post(path, json={**lease, "metadata": {"name": "l"}, "spec": {field: value}})
+    assert_status(
+        refused,
+        400,
+        "BadRequest",
+        'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number '
+        f"{value} into Go struct field LeaseSpec.spec.{field} of type {go_type}",
+    )
+    largest = http.post(path, json={**lease, "metadata": {"name": "l"}, "spec": {field: 2**31 - 1}})
+    assert largest.status_code == 201, largest.text
+    assert http.get(f"{path}/l").json()["spec"][field] == 2**31 - 1
+    assert_readable(http, path, "l", READ_FORMATS)

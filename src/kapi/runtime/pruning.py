@@ -74,7 +74,10 @@ def _walk_struct(
             drop.append(key)
         else:
             child = f"{path}.{key}" if path else key
-            _walk(value, field.schema, child, f"{go_field}.{key}", unknown)
+            # Go names the innermost struct and the whole field path: ``LeaseSpec.spec.x``.
+            fields = go_field.partition(".")[2]
+            nested = f"{fields}.{key}" if fields else key
+            _walk(value, field.schema, child, f"{struct.type_name}.{nested}", unknown)
     for key in drop:
         del obj[key]
 
@@ -101,8 +104,22 @@ def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[st
         for i, item in enumerate(value):
             if item is not None:
                 _walk(item, schema.items, f"{path}[{i}]", go_field, unknown)
-    elif isinstance(schema, Scalar) and schema.format == "byte":
-        _check_base64(value)
+    elif isinstance(schema, Scalar):
+        if schema.format == "byte":
+            _check_base64(value)
+        elif (
+            schema.type == "integer"
+            and not -_INT_BOUNDS[schema.format] <= value < _INT_BOUNDS[schema.format]
+        ):
+            # Go's decoder refuses a number its field's int type cannot hold.
+            raise DecodeTypeError(
+                f"json: cannot unmarshal number {value} into Go struct field {go_field} "
+                f"of type {schema.type_name}"
+            )
+
+
+#: Half the range of each integer format, as Go's int32 and int64 hold them.
+_INT_BOUNDS = {"int32": 1 << 31, "int64": 1 << 63, None: 1 << 63}
 
 
 def _check_base64(value: str) -> None:
