@@ -3,9 +3,9 @@
 The documents kapi publishes for the core group and for a custom resource's
 group are loaded as they are served; schemathesis generates, for every
 operation, its coverage cases and a few requests that fit the schema
-(positive) and that break it (negative), sends them to a server of this module's own (fuzzing deletes
-things) and applies its ``not_a_server_error`` check.  kube-apiserver answers
-every one of them with a 2xx or a 4xx Status.
+(positive) and that break it (negative), sends them to a server of this
+module's own (fuzzing deletes things) and applies its ``not_a_server_error``
+check.  kube-apiserver answers every one of them with a 2xx or a 4xx Status.
 
 The run is bounded and deterministic (coverage cases are, and hypothesis runs
 ``derandomize``d): about 11,000 requests, a minute or two.  Requests that would
