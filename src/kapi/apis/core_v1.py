@@ -52,38 +52,38 @@ IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 SYSTEM_NAMESPACES = (*IMMORTAL_NAMESPACES, "kube-node-lease")
 _DELETING = "`deletionTimestamp`"
 _FINALIZERS_DOC = (
-    "Finalizers is an opaque list of values that must be empty to permanently remove object "
-    "from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/"
+    "Names that block the namespace's removal: it stays in storage until every one of them "
+    "has been taken off. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/"
 )
 
 NamespaceCondition = Struct(
     f"{_CORE}.NamespaceCondition",
     (
-        Field("type", STRING, "Type of namespace controller condition.", required=True),
         Field(
-            "status", STRING, "Status of the condition, one of True, False, Unknown.", required=True
+            "type", STRING, "Which condition of the namespace this entry reports.", required=True
+        ),
+        Field(
+            "status", STRING, "Whether the condition holds: True, False or Unknown.", required=True
         ),
         Field(
             "lastTransitionTime",
             Time(),
-            "Last time the condition transitioned from one status to another.",
+            "When the condition last changed its status.",
         ),
         Field(
             "reason",
             STRING,
-            "Unique, one-word, CamelCase reason for the condition's last transition.",
+            "One CamelCase word that names why the status last changed.",
         ),
-        Field(
-            "message", STRING, "Human-readable message indicating details about last transition."
-        ),
+        Field("message", STRING, "Details, for people, of why the status last changed."),
     ),
-    "NamespaceCondition contains details about state of namespace.",
+    "One observed condition of a namespace.",
 )
 
 NamespaceSpec = Struct(
     f"{_CORE}.NamespaceSpec",
     (Field("finalizers", List(STRING), _FINALIZERS_DOC),),
-    "NamespaceSpec describes the attributes on a Namespace.",
+    "What the user asks of a namespace.",
 )
 
 NamespaceStatus = Struct(
@@ -92,11 +92,11 @@ NamespaceStatus = Struct(
         Field(
             "phase",
             Scalar("string", enum=(ACTIVE, TERMINATING)),
-            "Phase is the current lifecycle phase of the namespace. More info: "
+            "Where the namespace is in its lifecycle. More info: "
             "https://kubernetes.io/docs/tasks/administer-cluster/namespaces/\n\n"
             "Possible enum values:\n"
-            ' - `"Active"` means the namespace is available for use in the system\n'
-            ' - `"Terminating"` means the namespace is undergoing graceful termination',
+            ' - `"Active"`: objects may be created in the namespace\n'
+            ' - `"Terminating"`: the namespace is being deleted, with its content',
         ),
         Field(
             "conditions",
@@ -107,10 +107,10 @@ NamespaceStatus = Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "Represents the latest available observations of a namespace's current state.",
+            "The conditions last observed on the namespace, one entry per type.",
         ),
     ),
-    "NamespaceStatus is information about the current status of a Namespace.",
+    "What the server last observed of a namespace.",
 )
 
 Namespace = kind_struct(
@@ -120,15 +120,15 @@ Namespace = kind_struct(
         Field(
             "spec",
             NamespaceSpec,
-            f"Spec defines the behavior of the Namespace. More info: {_SPEC_AND_STATUS}",
+            f"What the namespace should be. More info: {_SPEC_AND_STATUS}",
         ),
         Field(
             "status",
             NamespaceStatus,
-            f"Status describes the current status of a Namespace. More info: {_SPEC_AND_STATUS}",
+            f"What the namespace is, as last observed. More info: {_SPEC_AND_STATUS}",
         ),
     ),
-    "Namespace provides a scope for Names. Use of multiple namespaces is optional.",
+    "A scope in which the names of namespaced objects are unique.",
 )
 
 
@@ -300,10 +300,9 @@ def _immutable_errors(new: Object, old: Object, fields: Iterable[str]) -> list[F
 # --- ConfigMap ------------------------------------------------------------------------------
 
 CONFIG_MAP_DATA_DOC = (
-    "Data contains the configuration data. Each key must consist of alphanumeric characters, "
-    "'-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The "
-    "keys stored in Data must not overlap with the keys in the BinaryData field, this is "
-    "enforced during validation process."
+    "Configuration values as UTF-8 text, by key. Keys are made of letters, digits, '-', '_' "
+    "and '.'; a key may not also appear in binaryData, and bytes that are not UTF-8 belong "
+    "there instead."
 )
 
 ConfigMap = kind_struct(
@@ -313,21 +312,18 @@ ConfigMap = kind_struct(
         Field(
             "binaryData",
             Map(BYTES),
-            "BinaryData contains the binary data. Each key must consist of alphanumeric "
-            "characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in "
-            "the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the "
-            "Data field, this is enforced during validation process.",
+            "Configuration values as arbitrary bytes (base64 in JSON), by key. Keys follow the "
+            "rules of data, and a key may not appear in both.",
         ),
         Field("data", Map(STRING), CONFIG_MAP_DATA_DOC),
         Field(
             "immutable",
             BOOLEAN,
-            "Immutable, if set to true, ensures that data stored in the ConfigMap cannot be "
-            "updated (only object metadata can be modified). If not set to true, the field can "
-            "be modified at any time. Defaulted to nil.",
+            "Once true, data and binaryData can no longer change (metadata still can), and "
+            "immutable cannot be set back. Unset by default.",
         ),
     ),
-    "ConfigMap holds configuration data for pods to consume.",
+    "Non-secret configuration, as key-value pairs, for workloads to read.",
 )
 
 
@@ -378,14 +374,13 @@ _DOCKER_KEYS = {
 }
 
 SECRET_TYPE_DOC = (
-    "Used to facilitate programmatic handling of secret data. More info: "
+    "What kind of secret this is, which decides the keys it must hold. More info: "
     "https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"
 )
 SECRET_DATA_DOC = (
-    "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' "
-    "or '.'. The serialized form of the secret data is a base64 encoded string, representing "
-    "the arbitrary (possibly non-string) data value here. Described in "
-    "https://tools.ietf.org/html/rfc4648#section-4"
+    "Secret values as arbitrary bytes, written in JSON as base64 "
+    "(https://tools.ietf.org/html/rfc4648#section-4), by key. Keys are made of letters, "
+    "digits, '-', '_' and '.'."
 )
 
 Secret = kind_struct(
@@ -396,22 +391,19 @@ Secret = kind_struct(
         Field(
             "immutable",
             BOOLEAN,
-            "Immutable, if set to true, ensures that data stored in the Secret cannot be updated "
-            "(only object metadata can be modified). If not set to true, the field can be "
-            "modified at any time. Defaulted to nil.",
+            "Once true, data can no longer change (metadata still can), and immutable cannot "
+            "be set back. Unset by default.",
         ),
         Field(
             "stringData",
             Map(STRING),
-            "stringData allows specifying non-binary secret data in string form. It is provided "
-            "as a write-only input field for convenience. All keys and values are merged into the "
-            "data field on write, overwriting any existing values. The stringData field is never "
-            "output when reading from the API.",
+            "Secret values as plain text, for writing only: on each write they are copied into "
+            "data (replacing a value under the same key), and reads never return this field.",
         ),
         Field("type", STRING, SECRET_TYPE_DOC),
     ),
-    "Secret holds secret data of a certain type. The total bytes of the values in the Data "
-    "field must be less than MaxSecretSize bytes.",
+    "Sensitive values of a given type (credentials, keys, tokens), whose data together may "
+    "hold at most 1 MiB.",
 )
 
 
