@@ -107,7 +107,12 @@ class APIServer:
         )
         self.webhook_clients = WebhookClientManager()
         self.custom_resources = CustomResourceStores(
-            self.scheme, self.stores, self._new_store, self.webhook_clients, config.feature_gates
+            self.scheme,
+            self.stores,
+            self._new_store,
+            self.webhook_clients,
+            config.feature_gates,
+            self.metrics,
         )
         self.webhook_source = WebhookSource()
         #: The namespaces, for admission: read on every create of namespaced content.

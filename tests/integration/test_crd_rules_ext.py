@@ -120,7 +120,7 @@ def test_format_library_error(kubectl: Kubectl, ns: str, tmp_path: Path) -> None
     bad = formattab("badname", name="Web_1")
     result = kubectl.fails("-n", ns, "create", "-f", write_manifest(tmp_path, "bad.yaml", bad))
     assert result.err_lines == [
-        f'The FormatTab "badname" is invalid: spec.name: Invalid value: "string": {LABEL_ERROR}'
+        f'The FormatTab "badname" is invalid: spec.name: Invalid value: "Web_1": {LABEL_ERROR}'
     ]
 
 
@@ -128,8 +128,7 @@ def test_strings_extension_error(kubectl: Kubectl, ns: str, tmp_path: Path) -> N
     bad = formattab("badimage", image="docker.io/app")
     result = kubectl.fails("-n", ns, "create", "-f", write_manifest(tmp_path, "bad.yaml", bad))
     assert result.err_lines == [
-        'The FormatTab "badimage" is invalid: spec: Invalid value: "object": '
-        "image docker.io/app has no tag"
+        'The FormatTab "badimage" is invalid: spec: Invalid value: image docker.io/app has no tag'
     ]
 
 
@@ -138,8 +137,8 @@ def test_both_errors(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
     result = kubectl.fails("-n", ns, "create", "-f", write_manifest(tmp_path, "bad.yaml", bad))
     assert result.err_lines == [
         'The FormatTab "both" is invalid: ',
-        '* spec: Invalid value: "object": image app has no tag',
-        f'* spec.name: Invalid value: "string": {LABEL_ERROR}',
+        "* spec: Invalid value: image app has no tag",
+        f'* spec.name: Invalid value: "-web": {LABEL_ERROR}',
     ]
     missing = kubectl.fails("-n", ns, "get", "formattab", "both")
     assert missing.err_lines == [

@@ -29,6 +29,19 @@ from kapi.webhook import WebhookClientManager
 
 Obj = dict[str, Any]
 
+
+class _NoMetrics:
+    """Ratcheting's figures, discarded: these tests compile CRDs without a server."""
+
+    def observe_ratcheting(self, seconds: float) -> None:
+        pass
+
+    def count_ratcheted(self, group: str, resource: str, source: str, count: int) -> None:
+        pass
+
+
+_NO_METRICS = _NoMetrics()
+
 SPEC_SCHEMA: Obj = {
     "type": "object",
     "properties": {
@@ -151,7 +164,7 @@ def test_each_version_has_its_selectable_fields_as_field_labels() -> None:
         _version("v1beta1", [".spec.size"], schema_b),
         _version("v1alpha1", [], {**SPEC_SCHEMA, "description": "a"}),
     )
-    resource = custom_resource(crd, WebhookClientManager(), FeatureGate()).resource
+    resource = custom_resource(crd, WebhookClientManager(), FeatureGate(), _NO_METRICS).resource
     labels = {name: rv.field_labels for name, rv in resource.versions.items()}
     assert labels == {
         "v1": ("spec.color", "spec.quantity"),
@@ -163,7 +176,7 @@ def test_each_version_has_its_selectable_fields_as_field_labels() -> None:
 def test_with_the_gate_off_selectable_fields_are_no_field_labels() -> None:
     crd = _crd(_version("v1", [".spec.color"]))
     off = FeatureGate({"CustomResourceFieldSelectors": False}, Version(1, 31))
-    resource = custom_resource(crd, WebhookClientManager(), off).resource
+    resource = custom_resource(crd, WebhookClientManager(), off, _NO_METRICS).resource
     assert resource.versions["v1"].field_labels == ()
 
 

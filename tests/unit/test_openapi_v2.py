@@ -64,7 +64,12 @@ class V3Loader(yaml.SafeLoader):
 
 
 V3Loader.yaml_implicit_resolvers = {
-    k: [(tag, regexp) for tag, regexp in v if not tag.endswith((":bool", ":int", ":float"))]
+    # YAML 1.1's "=" (the value key) is a plain string in YAML 1.2 core.
+    k: [
+        (tag, regexp)
+        for tag, regexp in v
+        if not tag.endswith((":bool", ":int", ":float", ":value"))
+    ]
     for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 for _tag, _pattern, _first in (

@@ -6,7 +6,7 @@ stores, which controllers and informers use) and one per served version (each
 with its version's strategy), rebuilt when the CRD changes.  The server hands
 it what it needs: the scheme the resource is added to, the shared stores, a
 factory of stores over its storage and admission, the webhook clients
-(conversion) and the feature gates.
+(conversion), the feature gates and where ratcheting's figures go.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from kapi.apiextensions.resource import custom_resource
+from kapi.apiextensions.strategy import RatchetingMetrics
 from kapi.apimachinery.unstructured import Object
 from kapi.features import FeatureGate
 from kapi.registry.store import Store
@@ -48,6 +49,7 @@ class CustomResourceStores:
         new_store: StoreFactory,
         webhook_clients: WebhookClientManager,
         feature_gates: FeatureGate,
+        ratcheting_metrics: RatchetingMetrics,
     ) -> None:
         self._scheme = scheme
         #: Every resource's store, keyed (group, plural): shared with the server.
@@ -55,6 +57,7 @@ class CustomResourceStores:
         self._new_store = new_store
         self._webhook_clients = webhook_clients
         self._feature_gates = feature_gates
+        self._ratcheting_metrics = ratcheting_metrics
         #: Custom resources: one store per served version, keyed (group, plural, version).
         self._version_stores: dict[tuple[str, str, str], Store] = {}
         self._crds: dict[str, Object] = {}
@@ -88,7 +91,9 @@ class CustomResourceStores:
         ):
             return
         self.uninstall(crd)
-        built = custom_resource(crd, self._webhook_clients, self._feature_gates)
+        built = custom_resource(
+            crd, self._webhook_clients, self._feature_gates, self._ratcheting_metrics
+        )
         resource = built.resource
         self._scheme.add(resource)
         self._stores[(resource.group, resource.plural)] = self._new_store(resource)

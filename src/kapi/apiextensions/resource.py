@@ -14,7 +14,12 @@ import orjson
 
 from kapi.apiextensions.conversion import converter_for
 from kapi.apiextensions.jsonpath import JSONPath
-from kapi.apiextensions.strategy import CustomResourceStrategy, ScaleSpec
+from kapi.apiextensions.strategy import (
+    CustomResourceStrategy,
+    Ratcheting,
+    RatchetingMetrics,
+    ScaleSpec,
+)
 from kapi.apimachinery.field_errors import Path
 from kapi.apimachinery.unstructured import Object
 from kapi.features import FeatureGate
@@ -45,17 +50,26 @@ class CustomResource:
 
 
 def custom_resource(
-    crd: Object, clients: WebhookClientManager, gates: FeatureGate
+    crd: Object,
+    clients: WebhookClientManager,
+    gates: FeatureGate,
+    ratcheting_metrics: RatchetingMetrics,
 ) -> CustomResource:
     """Compile ``crd`` (established, so its names are accepted) for serving.
 
     With ``CustomResourceFieldSelectors`` off, the versions' ``selectableFields``
-    are neither field labels nor published in OpenAPI, as upstream.
+    are neither field labels nor published in OpenAPI, as upstream; with
+    ``CRDValidationRatcheting`` off, updates are validated as creates are.
     """
     field_selectors = gates.enabled("CustomResourceFieldSelectors")
     spec = crd["spec"]
     names = crd["status"]["acceptedNames"]
     group = spec["group"]
+    ratcheting = (
+        Ratcheting(ratcheting_metrics, group, names["plural"])
+        if gates.enabled("CRDValidationRatcheting")
+        else None
+    )
     storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
     versions: dict[str, ResourceVersion] = {}
     strategies: dict[str, CustomResourceStrategy] = {}
@@ -72,6 +86,7 @@ def custom_resource(
             cel,
             status="status" in subresources,
             scale=ScaleSpec.from_crd(scale) if scale else None,
+            ratcheting=ratcheting,
         )
         versions[name] = ResourceVersion(
             name,

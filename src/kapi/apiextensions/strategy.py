@@ -8,7 +8,7 @@ a ``scale`` subresource, the replica paths.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kapi.apiextensions.jsonpath import JSONPath
 from kapi.apimachinery import field_errors, validation
@@ -16,8 +16,35 @@ from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.request import current as current_request
-from kapi.validation.cel import CELValidator
+from kapi.validation.cel import CELValidator, RuleResults
+from kapi.validation.correlation import CorrelatedObject, RatchetingStats
 from kapi.validation.schema_validator import SchemaValidator
+
+
+class RatchetingMetrics(Protocol):
+    """Where an update's ratcheting figures go (the server's metrics registry)."""
+
+    def observe_ratcheting(self, seconds: float) -> None:
+        """Time spent comparing old and new values (upstream's histogram)."""
+
+    def count_ratcheted(self, group: str, resource: str, source: str, count: int) -> None:
+        """Errors forgiven on a resource, by where they came from (``openapi`` or ``cel``)."""
+
+
+@dataclass(frozen=True)
+class Ratcheting:
+    """CRD validation ratcheting (KEP-4008) is on for a resource; its figures go to ``metrics``."""
+
+    metrics: RatchetingMetrics
+    group: str
+    resource: str
+
+    def record(self, stats: RatchetingStats, forgiven_rules: int) -> None:
+        self.metrics.observe_ratcheting(stats.seconds)
+        if stats.ratcheted:
+            self.metrics.count_ratcheted(self.group, self.resource, "openapi", stats.ratcheted)
+        if forgiven_rules:
+            self.metrics.count_ratcheted(self.group, self.resource, "cel", forgiven_rules)
 
 
 @dataclass(frozen=True)
@@ -65,9 +92,12 @@ class CustomResourceStrategy(Strategy):
         *,
         status: bool,
         scale: ScaleSpec | None,
+        ratcheting: Ratcheting | None = None,
     ) -> None:
         self.schema = schema
         self.cel = cel
+        #: None when the ``CRDValidationRatcheting`` gate is off.
+        self.ratcheting = ratcheting
         self.has_status = status
         self.scale = scale
         self.subresource_fields = {"status": ("status",)} if status else {}
@@ -81,16 +111,27 @@ class CustomResourceStrategy(Strategy):
 
     def validate(self, obj: Object) -> list[FieldError]:
         errs = self.schema.validate(obj)
-        return errs + self._rule_errors(errs, obj, None) + self._scale_errors(obj)
+        return errs + self._rules(errs, obj, None, None).errors + self._scale_errors(obj)
 
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
-        result = self.schema.validate_update(new, old)
-        errs = list(result.errors)
-        if result.warnings:
+        """Validation of an update; with ratcheting, failures on unchanged values are forgiven.
+
+        Schema errors on unchanged values are dropped; failed CEL rules on them
+        become warnings. Creates never ratchet (:meth:`validate`).
+        """
+        ratcheting = self.ratcheting
+        if ratcheting is None:
+            errs = self.schema.validate_update(new, old)
+            return errs + self._rules(errs, new, old, None).errors + self._scale_errors(new)
+        correlation = CorrelatedObject.for_update(new, old, self.schema.schema)
+        errs = self.schema.validate_update(new, old, correlation=correlation)
+        rules = self._rules(errs, new, old, correlation)
+        if rules.ratcheted:
             request = current_request()
-            for text in result.warnings:
-                request.add_warning(text)
-        return errs + self._rule_errors(errs, new, old) + self._scale_errors(new)
+            for forgiven in rules.ratcheted:
+                request.add_warning(str(forgiven))
+        ratcheting.record(correlation.stats, len(rules.ratcheted))
+        return errs + rules.errors + self._scale_errors(new)
 
     def warnings_on_create(self, obj: Object) -> list[str]:
         """Unqualified finalizers draw a warning (upstream ``WarningsOnCreate``)."""
@@ -100,9 +141,13 @@ class CustomResourceStrategy(Strategy):
         """As on create, for the finalizers the update adds (``WarningsOnUpdate``)."""
         return validation.custom_resource_finalizer_warnings(_finalizers(new), _finalizers(old))
 
-    def _rule_errors(
-        self, schema_errors: list[FieldError], new: Object, old: Object | None
-    ) -> list[FieldError]:
+    def _rules(
+        self,
+        schema_errors: list[FieldError],
+        new: Object,
+        old: Object | None,
+        correlation: CorrelatedObject | None,
+    ) -> RuleResults:
         """CEL rules, unless the object is too broken for them to be meaningful (upstream).
 
         A wrong type, a missing required field, an unsupported value or an
@@ -110,11 +155,14 @@ class CustomResourceStrategy(Strategy):
         then skips them and says so.
         """
         if self.cel is None:
-            return []
+            return RuleResults([], [])
         if any(e.type in _BLOCKING for e in schema_errors):
             # Upstream passes an untyped nil, which Go prints as the quoted string "null".
-            return [field_errors.invalid(None, "null", _RULES_SKIPPED)]
-        return self.cel.validate(new, old)
+            return RuleResults([field_errors.invalid(None, "null", _RULES_SKIPPED)], [])
+        if correlation is None or old is None:
+            errors = self.cel.validate(new, old, optional_old_self=self.ratcheting is not None)
+            return RuleResults(errors, [])
+        return self.cel.validate_update(new, old, correlation)
 
     def validate_subresource_update(
         self, subresource: str, new: Object, old: Object

@@ -51,6 +51,19 @@ _DURATION_BUCKETS = (
     45,
     60,
 )
+
+
+def _exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """component-base's ``ExponentialBuckets``, multiplied step by step as it does."""
+    buckets = []
+    for _ in range(count):
+        buckets.append(start)
+        start *= factor
+    return tuple(buckets)
+
+
+#: Upstream's ratcheting buckets: from 10 µs, growing fourfold, ten of them (~2.6 s).
+_RATCHETING_BUCKETS = _exponential_buckets(0.00001, 4, 10)
 _VERBS = {
     "get": "GET",
     "list": "LIST",
@@ -108,6 +121,28 @@ class APIServerMetrics:
             "validation results for core types.",
             registry=self.registry,
         )
+
+        self.ratcheting_seconds = Histogram(
+            "apiextensions_apiserver_validation_ratcheting_seconds",
+            "[ALPHA] Time for comparison of old to new for the purposes of "
+            "CRDValidationRatcheting during an UPDATE in seconds.",
+            buckets=_RATCHETING_BUCKETS,
+            registry=self.registry,
+        )
+        self.ratcheted_errors = Counter(
+            "kapi_validation_ratcheted_errors_total",
+            "[ALPHA] Validation errors on unchanged values that CRD validation ratcheting "
+            "let an update through with, by resource and by where the error came from "
+            "(openapi: the schema, cel: x-kubernetes-validations, returned as warnings).",
+            ("group", "resource", "source"),
+            registry=self.registry,
+        )
+
+    def observe_ratcheting(self, seconds: float) -> None:
+        self.ratcheting_seconds.observe(seconds)
+
+    def count_ratcheted(self, group: str, resource: str, source: str, count: int) -> None:
+        self.ratcheted_errors.labels(group, resource, source).inc(count)
 
     def observe(
         self,

@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.validation import openapi_errors as oe
 from kapi.validation import structural_checks as sc
+from kapi.validation.correlation import CorrelatedObject
 from kapi.validation.formats import effective_format, string_format_checker
 from kapi.validation.regexp import Regexp, RegexpError, compile_regexp
 
@@ -58,12 +58,6 @@ _INT32_MIN: Final = -(1 << 31)
 _INT32_MAX: Final = (1 << 31) - 1
 _FLOAT32_LIMIT: Final = 3.4028235677973366e38  # values at or past this overflow ParseFloat(s, 32)
 _JSON_INT_LIMIT: Final = float(1 << 53)
-
-
-@dataclass(frozen=True)
-class ValidationResult:
-    errors: list[FieldError]
-    warnings: list[str]
 
 
 # --- Go number semantics ----------------------------------------------------------------------
@@ -362,11 +356,23 @@ class ArrayRule:
                     return False
         return True
 
-    def collect(self, v: list[Any], name: str, errs: list[oe.OpenAPIError]) -> int:
+    def collect(
+        self,
+        v: list[Any],
+        name: str,
+        errs: list[oe.OpenAPIError],
+        corr: CorrelatedObject | None = None,
+    ) -> int:
         count = 0
-        if self.items is not None:
+        items = self.items
+        if items is not None:
             for i, x in enumerate(v):
-                count += self.items.collect(x, f"{name}[{i}]", errs)
+                at = f"{name}[{i}]"
+                child = None if corr is None else corr.index(i)
+                if child is None:
+                    count += items.collect(x, at, errs)
+                else:
+                    count += items.collect_ratcheting(x, at, errs, child)
         n = len(v)
         if self.min_items is not None and n < self.min_items:
             errs.append(oe.too_few_items(name, self.min_items, n))
@@ -420,7 +426,13 @@ class ObjectRule:
 
         return check
 
-    def collect(self, v: dict[str, Any], name: str, errs: list[oe.OpenAPIError]) -> int:
+    def collect(
+        self,
+        v: dict[str, Any],
+        name: str,
+        errs: list[oe.OpenAPIError],
+        corr: CorrelatedObject | None = None,
+    ) -> int:
         n = len(v)
         if self.min_props is not None and n < self.min_props:
             errs.append(oe.too_few_properties(name, self.min_props, n))
@@ -433,15 +445,30 @@ class ObjectRule:
             if self.closed:
                 errs.append(oe.property_not_allowed(name, k))
             elif self.additional is not None:
-                count += self.additional.collect(x, f"{name}.{k}", errs)
+                count += _collect_child(
+                    self.additional, x, f"{name}.{k}", errs, None if corr is None else corr.field(k)
+                )
         for k, node in self.properties.items():
             x = v.get(k, _MISSING)
             if x is not _MISSING:
-                count += node.collect(x, f"{name}.{k}" if name else k, errs)
+                at = f"{name}.{k}" if name else k
+                count += _collect_child(node, x, at, errs, None if corr is None else corr.field(k))
         for k in self.required:
             if k not in v:
                 errs.append(oe.required_error(f"{name}.{k}"))
         return count
+
+
+def _collect_child(
+    node: SchemaNode,
+    v: Any,
+    name: str,
+    errs: list[oe.OpenAPIError],
+    corr: CorrelatedObject | None,
+) -> int:
+    if corr is None:
+        return node.collect(v, name, errs)
+    return node.collect_ratcheting(v, name, errs, corr)
 
 
 # --- composition ------------------------------------------------------------------------------
@@ -609,11 +636,21 @@ class SchemaNode:
     def type_applies(self) -> bool:
         return bool(self.types or self.format)
 
-    def collect(self, v: Any, name: str, errs: list[oe.OpenAPIError]) -> int:
+    def collect(
+        self,
+        v: Any,
+        name: str,
+        errs: list[oe.OpenAPIError],
+        corr: CorrelatedObject | None = None,
+    ) -> int:
         """Append kube-openapi's errors for ``v`` at ``name``; return its match count.
 
         The match count (how many checks passed, as kube-openapi's ``Result``
         counts them) decides which failing anyOf/oneOf branch is reported.
+        ``corr`` pairs ``v`` with its old value on an update with ratcheting:
+        the children that pair are then validated by :meth:`collect_ratcheting`.
+        The branches of allOf/anyOf/oneOf/not never pair (upstream gives them a
+        plain validator), so their errors ratchet with this node's.
         """
         if v is None:
             return self._collect_null(name, errs)
@@ -629,12 +666,32 @@ class SchemaNode:
                 self.number.collect(v, name, errs)
             count += 2
         elif t is list:
-            count += (self.array.collect(v, name, errs) if self.array else 1) + 1
+            count += (self.array.collect(v, name, errs, corr) if self.array else 1) + 1
         if self.enum is not None:
             self.enum.collect(v, name, errs)
         count += 1
         if t is dict and self.object is not None:
-            count += self.object.collect(v, name, errs)
+            count += self.object.collect(v, name, errs, corr)
+        return count
+
+    def collect_ratcheting(
+        self, v: Any, name: str, errs: list[oe.OpenAPIError], corr: CorrelatedObject
+    ) -> int:
+        """:meth:`collect`, forgiving this subtree's errors when ``v`` equals its old value.
+
+        An error here comes from this node's keywords, from a child that did not
+        pair with an old value, or from a paired child whose value changed; if
+        this node as a whole is unchanged, none of them is the update's doing.
+        Upstream keeps the forgiven errors as warnings of the OpenAPI result,
+        which never reach the client; they are only counted here.
+        """
+        mine: list[oe.OpenAPIError] = []
+        count = self.collect(v, name, mine, corr)
+        if mine:
+            if corr.equal():
+                corr.stats.ratcheted += len(mine)
+            else:
+                errs.extend(mine)
         return count
 
     def _collect_null(self, name: str, errs: list[oe.OpenAPIError]) -> int:
@@ -866,9 +923,11 @@ class SchemaValidator:
     where errors about the root itself render as ``<nil>``.
     """
 
-    __slots__ = ("root",)
+    __slots__ = ("root", "schema")
 
     def __init__(self, schema: dict[str, Any]) -> None:
+        #: The schema as written, which also decides how an update's values pair up.
+        self.schema = schema
         self.root = SchemaNode(schema)
 
     def validate(self, obj: Any, path: Path | None = None) -> list[FieldError]:
@@ -877,26 +936,42 @@ class SchemaValidator:
         openapi, embedded, lists = self._errors(obj, _prefix(path))
         return openapi + embedded + lists
 
-    def validate_update(self, new: Any, old: Any, path: Path | None = None) -> ValidationResult:
-        """Validation of an update; ratcheting (KEP-4008) will plug in here.
+    def validate_update(
+        self,
+        new: Any,
+        old: Any,
+        path: Path | None = None,
+        correlation: CorrelatedObject | None = None,
+    ) -> list[FieldError]:
+        """Validation of an update: ``new`` as on create, with two allowances.
 
-        For now ``new`` is validated as on create, except that list-type errors
-        are only reported when ``old`` had none, as upstream's strategy does.
+        * With ``correlation`` (CRD validation ratcheting on, KEP-4008), an
+          OpenAPI error is dropped when the node it was found at, or the nearest
+          ancestor that pairs with the old object, is unchanged (see
+          :mod:`kapi.validation.correlation`); ``correlation`` must pair
+          ``new`` with ``old``.
+        * List-type errors are only reported when ``old`` had none (upstream's
+          strategy, older than ratcheting and independent of it).
+
+        Embedded-resource errors are reported as on create, as upstream does.
         """
         if self.root.check(new):
-            return ValidationResult(errors=[], warnings=[])
+            return []
         prefix = _prefix(path)
-        openapi, embedded, lists = self._errors(new, prefix)
+        openapi, embedded, lists = self._errors(new, prefix, correlation)
         if lists and _list_errors(self.root, old, prefix):
             lists = []
-        return ValidationResult(errors=openapi + embedded + lists, warnings=[])
+        return openapi + embedded + lists
 
     def _errors(
-        self, obj: Any, prefix: str
+        self, obj: Any, prefix: str, correlation: CorrelatedObject | None = None
     ) -> tuple[list[FieldError], list[FieldError], list[FieldError]]:
         """The slow path: OpenAPI, embedded-resource and list-type errors, in that order."""
         collected: list[oe.OpenAPIError] = []
-        self.root.collect(obj, "", collected)
+        if correlation is None:
+            self.root.collect(obj, "", collected)
+        else:
+            self.root.collect_ratcheting(obj, "", collected, correlation)
         embedded: list[FieldError] = []
         lists: list[FieldError] = []
         _walk_structural(self.root, obj, prefix, embedded, lists)

@@ -41,6 +41,7 @@ What is approximated, and why:
   e.g., ``all()`` over 10,000 items or two nested ``all()`` over 100 items each.
 """
 
+from kapi.validation.cel.evaluation import RuleResults
 from kapi.validation.cel.validator import CELValidator
 
-__all__ = ["CELValidator"]
+__all__ = ["CELValidator", "RuleResults"]

@@ -6,6 +6,12 @@ key, lists only when ``x-kubernetes-list-type: map``), each rule is charged
 its estimated runtime cost against the per-call limit and the per-resource
 budget, and evaluation errors and failed rules become field errors in
 upstream's wording.
+
+With CRD validation ratcheting (KEP-4008) an update also carries a
+:class:`~kapi.validation.correlation.CorrelatedObject`: a failed rule without
+``oldSelf`` whose value, or nearest ancestor that pairs with the old object,
+is unchanged is not an error but a warning for the client. Evaluation errors
+and transition rules are never forgiven, as upstream.
 """
 
 from __future__ import annotations
@@ -13,15 +19,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any
+from typing import Any, Final
 
 from cel_expr_python import cel
 
 from kapi.apimachinery import field_errors
-from kapi.apimachinery.field_errors import ErrorType, FieldError, Path
+from kapi.apimachinery.field_errors import OMIT_VALUE, ErrorType, FieldError, Path
 from kapi.validation.cel import cost
 from kapi.validation.cel.compiler import OLD_SELF, OLD_SELF_LIST, SELF, CompiledRule
 from kapi.validation.cel.schema_rules import RuleNode
+from kapi.validation.correlation import CorrelatedObject
 
 _MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024
 _STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
@@ -32,6 +39,18 @@ _ITERATIONS = "Iteration budget exceeded"
 OUT_OF_BUDGET = (
     "validation failed due to running out of cost budget, no further validation rules will be run"
 )
+_MESSAGE_OUT_OF_BUDGET = (
+    "messageExpression evaluation failed due to running out of cost budget, "
+    "no further validation rules will be run"
+)
+
+
+@dataclass(slots=True)
+class RuleResults:
+    """What the rules said: errors, and the failures forgiven by ratcheting (for warnings)."""
+
+    errors: list[FieldError]
+    ratcheted: list[FieldError]
 
 
 @dataclass(slots=True)
@@ -42,21 +61,78 @@ class _Run:
     errors: list[FieldError]
     sizes: dict[int, int]
     largest: int
+    #: Whether a rule with ``optionalOldSelf`` runs without an old value (ratcheting's gate).
+    optional_old_self: bool
+    ratcheted: list[FieldError] = dataclass_field(default_factory=list)
     costs: dict[int, int] = dataclass_field(default_factory=dict)
 
     def size_of(self, schema: dict[str, Any]) -> int:
         return self.sizes.get(id(schema), 0)
 
 
-def validate_tree(root: RuleNode, new: Any, old: Any | None, path: Path | None) -> list[FieldError]:
-    """Evaluate all rules under ``root`` on ``new`` (and ``old`` for transition rules)."""
+@dataclass(frozen=True, slots=True)
+class _Ratchet:
+    """Where a node stands for ratcheting (upstream ``ratchetingOptions``).
+
+    ``current`` pairs the node with its old value; when it does not pair,
+    ``parent`` is the nearest ancestor that did, whose equality then decides.
+    Both None: nothing is forgiven (no ratcheting, or the root's type fields).
+    """
+
+    current: CorrelatedObject | None = None
+    parent: CorrelatedObject | None = None
+
+    def forgives(self) -> bool:
+        node = self.current if self.current is not None else self.parent
+        return node is not None and node.equal()
+
+    def key(self, name: str) -> _Ratchet:
+        current = self.current
+        if current is None:
+            return self
+        if self.parent is None and name in _TYPE_META:
+            return _NO_RATCHET  # the root's type fields were rewritten by conversion
+        return _Ratchet(current.key(name), current)
+
+    def index(self, i: int) -> _Ratchet:
+        current = self.current
+        if current is None:
+            return self
+        return _Ratchet(current.index(i), current)
+
+
+_NO_RATCHET: Final = _Ratchet()
+_TYPE_META: Final = frozenset({"apiVersion", "kind"})
+
+
+def validate_tree(
+    root: RuleNode,
+    new: Any,
+    old: Any | None,
+    path: Path | None,
+    correlation: CorrelatedObject | None = None,
+    *,
+    optional_old_self: bool = True,
+) -> RuleResults:
+    """Evaluate all rules under ``root`` on ``new`` (and ``old`` for transition rules).
+
+    ``correlation`` (an update with ratcheting on) pairs ``new`` with ``old``;
+    ``optional_old_self`` is off only when ratcheting's gate is, as upstream
+    ties the two together.
+    """
     sizes: dict[int, int] = {}
     _observe(root.schema, new, sizes)
     if old is not None:
         _observe(root.schema, old, sizes)
-    run = _Run(cost.RUNTIME_CEL_COST_BUDGET, [], sizes, max(sizes.values(), default=0))
-    _validate(root, new, old, path, run)
-    return run.errors
+    run = _Run(
+        cost.RUNTIME_CEL_COST_BUDGET,
+        [],
+        sizes,
+        max(sizes.values(), default=0),
+        optional_old_self,
+    )
+    _validate(root, new, old, path, run, _Ratchet(correlation) if correlation else _NO_RATCHET)
+    return RuleResults(run.errors, run.ratcheted)
 
 
 def _observe(s: dict[str, Any] | None, value: Any, sizes: dict[int, int]) -> None:
@@ -84,11 +160,13 @@ def _child_schema(s: dict[str, Any], key: str) -> dict[str, Any] | None:
     return ap if isinstance(ap, dict) else None
 
 
-def _validate(node: RuleNode, obj: Any, old: Any, path: Path | None, run: _Run) -> bool:
+def _validate(
+    node: RuleNode, obj: Any, old: Any, path: Path | None, run: _Run, ratchet: _Ratchet
+) -> bool:
     """Validate one value and its children; False once the budget is exhausted."""
     if obj is None:
         return True
-    if node.rules and not _evaluate_rules(node, obj, old, path, run):
+    if node.rules and not _evaluate_rules(node, obj, old, path, run, ratchet):
         return False
     if isinstance(obj, dict):
         # Maps correlate by key (granular and atomic maps alike, as upstream).
@@ -103,6 +181,7 @@ def _validate(node: RuleNode, obj: Any, old: Any, path: Path | None, run: _Run) 
                 old_map.get(k),
                 field_errors.child_of(path, k) if child is not node.additional else _key(path, k),
                 run,
+                ratchet.key(k),
             ):
                 return False
     elif isinstance(obj, list) and node.items is not None:
@@ -111,7 +190,7 @@ def _validate(node: RuleNode, obj: Any, old: Any, path: Path | None, run: _Run) 
         for i, v in enumerate(obj):
             prev = old_items.get(_map_key(v, keys)) if old_items else None
             p = Path("").index(i) if path is None else path.index(i)
-            if not _validate(node.items, v, prev, p, run):
+            if not _validate(node.items, v, prev, p, run, ratchet.index(i)):
                 return False
     return True
 
@@ -160,15 +239,23 @@ def _eval_error(err: str) -> str:
     return text
 
 
-def _evaluate_rules(node: RuleNode, obj: Any, old: Any, path: Path | None, run: _Run) -> bool:
+def _evaluate_rules(
+    node: RuleNode, obj: Any, old: Any, path: Path | None, run: _Run, ratchet: _Ratchet
+) -> bool:
     type_name = node.schema.get("type", "")
+    # A failed rule names the value only when it is a scalar (upstream from 1.35).
+    shown = OMIT_VALUE if type_name in ("object", "array") else obj
     fld = field_errors.path_str(path)
     if run.budget <= 0:
         run.errors.append(field_errors.invalid(fld, type_name, OUT_OF_BUDGET))
         return False
     for compiled in node.rules:
         data = {SELF: obj, OLD_SELF: old}
-        if compiled.uses_old_self and old is None and not compiled.optional_old_self:
+        if (
+            compiled.uses_old_self
+            and old is None
+            and not (compiled.optional_old_self and run.optional_old_self)
+        ):
             continue  # transition rules need an existing value to compare with
         charge = _charge(run, compiled, message=False)
         # cel-go cancels an evaluation just past the per-call limit: that is all it spends.
@@ -206,25 +293,20 @@ def _evaluate_rules(node: RuleNode, obj: Any, old: Any, path: Path | None, run: 
         where = fld
         if compiled.field_path:
             where = f"{fld}.{compiled.field_path}" if path is not None else compiled.field_path
+        # Ratcheting forgives a failure of a rule that does not compare with oldSelf.
+        failures = (
+            run.ratcheted if not compiled.uses_old_self and ratchet.forgives() else run.errors
+        )
         detail = None
         if compiled.message_program is not None:
             detail = _message(compiled, data, run)
             if run.budget < 0:
-                run.errors.append(
-                    field_errors.invalid(
-                        where,
-                        type_name,
-                        (
-                            "messageExpression evaluation failed due to running out of cost "
-                            "budget, no further validation rules will be run"
-                        ),
-                    )
-                )
+                failures.append(field_errors.invalid(where, type_name, _MESSAGE_OUT_OF_BUDGET))
                 return False
         if detail is None:
             msg = (compiled.rule.get("message") or "").strip()
             detail = msg or f"failed rule: {compiled.error_string}"
-        run.errors.append(_error_for_reason(compiled.rule.get("reason"), where, type_name, detail))
+        failures.append(_error_for_reason(compiled.rule.get("reason"), where, shown, detail))
     return True
 
 
@@ -257,11 +339,11 @@ def _call_cost_exceeded(compiled: CompiledRule) -> str:
     )
 
 
-def _error_for_reason(reason: str | None, where: str, type_name: str, detail: str) -> FieldError:
+def _error_for_reason(reason: str | None, where: str, value: Any, detail: str) -> FieldError:
     if reason == ErrorType.FORBIDDEN.value:
         return field_errors.forbidden(where, detail)
     if reason == ErrorType.REQUIRED.value:
         return field_errors.required(where, detail)
     if reason == ErrorType.DUPLICATE.value:
-        return field_errors.duplicate(where, type_name)
-    return field_errors.invalid(where, type_name, detail)
+        return field_errors.duplicate(where, value)
+    return field_errors.invalid(where, value, detail)
