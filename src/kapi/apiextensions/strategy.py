@@ -80,6 +80,12 @@ class ScaleSpec:
         node[names[-1]] = value
 
 
+class _SchemaUpdateCheck(Protocol):
+    def __call__(
+        self, new: Object, old: Object, *, correlation: CorrelatedObject | None = None
+    ) -> list[FieldError]: ...
+
+
 class CustomResourceStrategy(Strategy):
     """Validation of one version's custom resources."""
 
@@ -119,12 +125,17 @@ class CustomResourceStrategy(Strategy):
         Schema errors on unchanged values are dropped; failed CEL rules on them
         become warnings. Creates never ratchet (:meth:`validate`).
         """
+        return self._validate_update(new, old, self.schema.validate_update)
+
+    def _validate_update(
+        self, new: Object, old: Object, schema_errors: _SchemaUpdateCheck
+    ) -> list[FieldError]:
         ratcheting = self.ratcheting
         if ratcheting is None:
-            errs = self.schema.validate_update(new, old)
+            errs = schema_errors(new, old)
             return errs + self._rules(errs, new, old, None).errors + self._scale_errors(new)
         correlation = CorrelatedObject.for_update(new, old, self.schema.schema)
-        errs = self.schema.validate_update(new, old, correlation=correlation)
+        errs = schema_errors(new, old, correlation=correlation)
         rules = self._rules(errs, new, old, correlation)
         if rules.ratcheted:
             request = current_request()
@@ -167,7 +178,8 @@ class CustomResourceStrategy(Strategy):
     def validate_subresource_update(
         self, subresource: str, new: Object, old: Object
     ) -> list[FieldError]:
-        return self.validate_update(new, old)
+        """An update through ``/status``: its schema errors are the status's only."""
+        return self._validate_update(new, old, self.schema.validate_status_update)
 
     def _scale_errors(self, obj: Object) -> list[FieldError]:
         """Replica counts must be non-negative integers when present (``validateScale*``)."""

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from kapi.apimachinery import errors
 from kapi.apimachinery.field_errors import FieldError, Path
+from kapi.validation.correlation import CorrelatedObject
 from kapi.validation.schema_validator import SchemaValidator
 
 
@@ -331,3 +332,31 @@ def test_fast_path_agrees_with_error_path(spec: dict[str, Any]) -> None:
     v = SchemaValidator(_SCHEMA)
     doc = {"spec": spec}
     assert v.root.check(doc) == (v._errors(doc, "")[0] == [])
+
+
+def test_status_update_checks_only_status_and_ratchets_it() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"a": {"type": "string", "minLength": 3}}},
+            "status": {
+                "type": "object",
+                "properties": {"n": {"type": "integer", "maximum": 3}, "m": {"type": "string"}},
+            },
+        },
+    }
+    v = SchemaValidator(schema)
+    old = {"spec": {"a": "x"}, "status": {"n": 5, "m": "a"}}
+    new = {"spec": {"a": "x"}, "status": {"n": 5, "m": "b"}}
+    # The spec is not checked on a status write; the status is, below its own root.
+    assert [str(e) for e in v.validate_status_update(new, old)] == [
+        "status.n: Invalid value: 5: n in body should be less than or equal to 3"
+    ]
+    pair = CorrelatedObject.for_update(new, old, schema)
+    assert v.validate_status_update(new, old, correlation=pair) == []
+    assert pair.stats.ratcheted == 1
+    changed = {"spec": {"a": "x"}, "status": {"n": 6, "m": "a"}}
+    pair = CorrelatedObject.for_update(changed, old, schema)
+    assert [str(e) for e in v.validate_status_update(changed, old, correlation=pair)] == [
+        "status.n: Invalid value: 6: n in body should be less than or equal to 3"
+    ]
