@@ -307,3 +307,40 @@ def test_malformed_scale_patch_is_a_bad_request(
             "error decoding patch: invalid character 'b' looking for beginning of object key string"
         )
         assert http.get(base).json()["spec"]["replicas"] == 2
+
+
+def test_put_without_resource_version_is_refused(
+    crontabs: Any, kapi_server: KapiServer, namespace: str, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    """Custom resources and CRDs allow no unconditional update (upstream's strategies);
+    patches stay conditional on the object they were applied to, so they pass."""
+    kubectl.ok("-n", namespace, "create", "-f", write_manifest(tmp_path, "u.yaml", crontab("u")))
+    path = f"/apis/{GROUP}/v1/namespaces/{namespace}/crontabs/u"
+    with kapi_server.client() as http:
+        before = http.get(path).json()
+        response = http.put(path, json=crontab("u", replicas=4))
+        assert response.status_code == 422
+        status = response.json()
+        assert status["reason"] == "Invalid"
+        assert status["message"] == (
+            f'crontabs.{GROUP} "u" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
+            "must be specified for an update"
+        )
+        assert status["details"]["kind"] == "crontabs"
+        assert http.get(path).json() == before
+        crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        crd_path = f"{crds}/{crontabs['metadata']['name']}"
+        crd = http.get(crd_path).json()
+        del crd["metadata"]["resourceVersion"]
+        refused = http.put(crd_path, json=crd)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["message"].endswith(
+            "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+        )
+        with_version = {**crontab("u", replicas=4)}
+        with_version["metadata"]["resourceVersion"] = before["metadata"]["resourceVersion"]
+        assert http.put(path, json=with_version).status_code == 200
+    patched = kubectl.ok(
+        "-n", namespace, "patch", "crontab", "u", "--type=merge", "-p", '{"spec":{"replicas":5}}'
+    )
+    assert patched.out_lines == [f"crontab.{GROUP}/u patched"]

@@ -138,8 +138,7 @@ class CRDController:
         async def drop_finalizer(obj: Object) -> Object:
             finalizers = obj["metadata"].get("finalizers") or []
             obj["metadata"]["finalizers"] = [f for f in finalizers if f != CLEANUP_FINALIZER]
-            obj["metadata"].pop("resourceVersion", None)
-            return obj
+            return obj  # still at the version just read: CRD writes are conditional
 
         try:
             await self.crds.update(None, name, drop_finalizer)

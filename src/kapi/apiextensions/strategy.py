@@ -90,6 +90,8 @@ class CustomResourceStrategy(Strategy):
     """Validation of one version's custom resources."""
 
     has_generation = True
+    #: A PUT must name the version it replaces (upstream's custom resource strategy).
+    allow_unconditional_update = False
 
     def __init__(
         self,

@@ -305,8 +305,25 @@ def aggregate_message(errors: Iterable[object]) -> str:
 # --- Go value rendering --------------------------------------------------------------------
 
 
+class GoSyntax:
+    """A bad value of a Go type that ``ErrorBody`` prints with ``%#v`` (``uint64(0)`` as
+    ``0x0``); ``text`` is that rendering."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GoSyntax) and other.text == self.text
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def render_value(value: Any) -> str:
     """A bad value as upstream ``ErrorBody`` prints it."""
+    if isinstance(value, GoSyntax):
+        return value.text
     if isinstance(value, str):
         return go_quote(value)
     if isinstance(value, bool):

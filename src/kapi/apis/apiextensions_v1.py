@@ -305,6 +305,8 @@ class CustomResourceDefinitionStrategy(Strategy):
 
     has_generation = True
     has_status = True
+    #: A PUT must name the version it replaces (upstream's CRD strategy).
+    allow_unconditional_update = False
 
     def __init__(self, gates: FeatureGate) -> None:
         self.gates = gates

@@ -691,7 +691,12 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
     try:
         updated = await scope.store.update(
-            scope.namespace, scope.name, replace, subresource=scope.subresource, dry_run=dry_run
+            scope.namespace,
+            scope.name,
+            replace,
+            subresource=scope.subresource,
+            dry_run=dry_run,
+            replacement=True,
         )
     except errors.StatusError as exc:
         # Kinds whose strategy allows it (Endpoints, Event) are created by a PUT, as upstream.

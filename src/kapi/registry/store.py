@@ -451,13 +451,17 @@ class Store:
         subresource: str = "",
         dry_run: bool = False,
         force_precondition: str | None = None,
+        replacement: bool = False,
     ) -> Object:
         """Read-modify-write of one object, retried on conflicts (``GuaranteedUpdate``).
 
         ``update`` receives a copy of the current hub object and returns the
         desired one.  When the desired object carries a resourceVersion, or
         ``force_precondition`` is given, the write is conditional on it and
-        a mismatch is a 409 Conflict instead of a retry.
+        a mismatch is a 409 Conflict instead of a retry.  ``replacement``: the
+        desired object is what a client PUT, so a missing resourceVersion is
+        an unconditional update, which some strategies refuse; other callers
+        (patches, scale) derive it from the object read, as upstream's do.
         """
         key = self._key(namespace, name)
         kv = await self.storage.get(key)
@@ -470,15 +474,17 @@ class Store:
             expected = force_precondition or new.get("metadata", {}).get("resourceVersion")
             if expected and expected != old["metadata"]["resourceVersion"]:
                 raise self._conflict(name)
-            if not expected and not self.strategy.allow_unconditional_update:
+            if not expected and replacement and not self.strategy.allow_unconditional_update:
+                # Upstream names the resource where a kind would go, and prints the
+                # missing version as the uint64 it parsed.
                 raise errors.invalid(
-                    self.resource.kind,
+                    self.resource.plural,
                     self.resource.group,
                     name,
                     [
                         field_errors.invalid(
                             Path("metadata", "resourceVersion"),
-                            0,
+                            field_errors.GoSyntax("0x0"),
                             "must be specified for an update",
                         )
                     ],
