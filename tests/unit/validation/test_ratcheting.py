@@ -465,6 +465,19 @@ def test_wrong_type_ratchets_when_unchanged() -> None:
     ]
 
 
+def test_unchanged_null_ratchets() -> None:
+    """kube-openapi validates a null with its type and enum checks only; an unchanged null
+    pairs with the old one (both nil: equal) and those errors ratchet."""
+    schema = obj(a={"type": "string", "enum": ["x"]}, other=STR)
+    old = {"a": None, "other": "1"}
+    assert SchemaValidator(schema).validate(old) != []
+    assert update(schema, {"a": None, "other": "2"}, old) == []
+    new = {"a": None, "other": "2"}
+    assert texts(update(schema, new, {"a": "x", "other": "1"})) == texts(
+        SchemaValidator(schema).validate(new)
+    )
+
+
 def test_ratcheted_schema_errors_are_counted() -> None:
     schema = obj(spec=obj(a={"type": "integer", "maximum": 0}, b={"type": "integer", "maximum": 0}))
     old = {"spec": {"a": 1, "b": 1}}
@@ -1045,6 +1058,89 @@ def test_optional_old_self_on_unmatched_map_list_items() -> None:
     assert cel_update(schema, old, copy.deepcopy(old)) == RuleResults([], [])
 
 
+def _immutable_v_items(*keys: str) -> dict[str, Any]:
+    item = {
+        **obj(name={"type": "string", "maxLength": 5}, w=NUM, v=INT),
+        "x-kubernetes-validations": [rule("self.v == oldSelf.v", "v is immutable")],
+    }
+    return obj(
+        l={
+            "type": "array",
+            "maxItems": 5,
+            "items": item,
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": list(keys),
+        }
+    )
+
+
+_IMMUTABLE = ["root.l[0]: Invalid value: v is immutable"]
+
+# (name, map keys, new items, old items, errors upstream reports). The oldSelf of a
+# map-list item is found with upstream's MapList (validation.go:875, maplist.go), the
+# same lookup CorrelatedObject uses for ratcheting.
+_OLD_SELF_PAIRING: list[tuple[str, list[str], list[Any], list[Any], list[str]]] = [
+    ("same key", ["name"], [{"name": "a", "v": 2}], [{"name": "a", "v": 1}], _IMMUTABLE),
+    ("new key", ["name"], [{"name": "b", "v": 2}], [{"name": "a", "v": 1}], []),
+    ("int and float keys differ", ["w"], [{"w": 1.0, "v": 2}], [{"w": 1, "v": 1}], []),
+]
+
+# DIVERGENCES from upstream (kapi's own oldSelf lookup, evaluation.py _map_key and
+# _correlatable_items, keys items by repr() and lets the last duplicate win):
+_OLD_SELF_PAIRING_DIVERGENT: list[tuple[str, list[str], list[Any], list[Any], list[str]]] = [
+    # maplist.go:136 keeps the first item of a key: oldSelf is v=1, the rule passes.
+    # kapi takes the last one (v=2) and reports "v is immutable".
+    (
+        "first duplicate is oldSelf",
+        ["name"],
+        [{"name": "a", "v": 1}],
+        [{"name": "a", "v": 1}, {"name": "a", "v": 2}],
+        [],
+    ),
+    # maplist.go:48: an item without its key has no oldSelf, the rule does not run.
+    # kapi pairs the keyless items (both key None) and reports "v is immutable".
+    ("item without a key has no oldSelf", ["name"], [{"v": 2}], [{"v": 1}], []),
+    # maplist.go:80: several keys join floats printed with %f, 1.0000001 and 1.0000004
+    # both being 1.000000: the items pair and the rule fails. kapi compares repr() and
+    # finds no oldSelf.
+    (
+        "multi-key floats compare as %f",
+        ["name", "w"],
+        [{"name": "a", "w": 1.0000004, "v": 2}],
+        [{"name": "a", "w": 1.0000001, "v": 1}],
+        _IMMUTABLE,
+    ),
+    # A single float key is a Go map key, where 0.0 == -0.0: the items pair. kapi's
+    # repr() ("0.0" against "-0.0") does not.
+    ("0.0 and -0.0 are one key", ["w"], [{"w": 0.0, "v": 2}], [{"w": -0.0, "v": 1}], _IMMUTABLE),
+]
+
+
+@pytest.mark.parametrize(
+    ("keys", "new", "old", "errors"),
+    [pytest.param(*case[1:], id=case[0]) for case in _OLD_SELF_PAIRING]
+    + [
+        pytest.param(
+            *case[1:],
+            id=case[0],
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="DIVERGENCE: CEL oldSelf lookup in map lists differs from upstream's "
+                "MapList (see the comment on _OLD_SELF_PAIRING_DIVERGENT)",
+            ),
+        )
+        for case in _OLD_SELF_PAIRING_DIVERGENT
+    ],
+)
+def test_old_self_of_map_list_items_pairs_as_upstream_map_list(
+    keys: list[str], new: list[Any], old: list[Any], errors: list[str]
+) -> None:
+    schema = _immutable_v_items(*keys)
+    got = cel_update(schema, {"l": new}, {"l": old})
+    assert (texts(got.errors), got.ratcheted) == (errors, [])
+    assert texts(cel(schema).validate({"l": new}, {"l": old}, _ROOT)) == errors
+
+
 def test_transition_rule_failure_is_an_error_even_on_a_no_op_update() -> None:
     """Upstream integration test CEL Optional OldSelf: ``!oldSelf.hasValue()`` passes on
     create, fails on every update, the no-op one included (never ratcheted)."""
@@ -1245,17 +1341,19 @@ _PROPERTY_SETTINGS = settings(
 
 @_PROPERTY_SETTINGS
 @given(data=st.data())
-def test_property_an_update_that_changes_nothing_never_fails(data: st.DataObject) -> None:
-    schema = data.draw(_ROOT_SCHEMAS, label="schema")
-    value = _value(data.draw, schema)
-    assert update(schema, value, copy.deepcopy(value)) == []
+def test_property_no_op_updates_pass_and_changed_leaves_keep_their_errors(
+    data: st.DataObject,
+) -> None:
+    """Two properties on one random schema and object (generating them is the costly part).
 
-
-@_PROPERTY_SETTINGS
-@given(data=st.data())
-def test_property_a_changed_leaf_reports_its_own_errors(data: st.DataObject) -> None:
+    (a) An update that changes nothing never fails on schema errors while ratcheting is on.
+    (b) When the update changes one leaf, the errors about that leaf are those a create
+        reports, and everything reported is, in order, part of what a create reports.
+    """
     schema = data.draw(_ROOT_SCHEMAS, label="schema")
     old = _value(data.draw, schema)
+    assert update(schema, old, copy.deepcopy(old)) == []
+
     leaves = _leaves(old)
     if not leaves:
         return
@@ -1274,10 +1372,28 @@ def test_property_a_changed_leaf_reports_its_own_errors(data: st.DataObject) -> 
     assert _is_subsequence(got, on_create)
     if replacement == old_leaf(old, steps) and type(replacement) is type(old_leaf(old, steps)):
         return  # not a change after all
+    if _renamed_onto_another_item(schema, new, steps):
+        # The item now pairs with the old item that had this key, where the leaf had the
+        # same value: unchanged, as upstream would have it (the duplicate key it created
+        # is reported by the list-type check instead).
+        return
     # Set items are leaves too; their uniqueness errors follow the older list-type rule
     # (reported only when old had none), tested on their own above.
     at_leaf = [e for e in on_create if e.startswith(f"{shown}: ") and _NOT_DUPLICATE(e)]
     assert [e for e in got if e.startswith(f"{shown}: ") and _NOT_DUPLICATE(e)] == at_leaf
+
+
+def _renamed_onto_another_item(schema: dict[str, Any], new: Any, steps: list[str | int]) -> bool:
+    """Whether the leaf is a map-list key and its item's new identity is another item's."""
+    if len(steps) < 2 or not isinstance(steps[-2], int):
+        return False
+    list_schema = _schema_at(schema, steps[:-2])
+    keys = list_schema.get("x-kubernetes-list-map-keys") or []
+    if steps[-1] not in keys:
+        return False
+    items = old_leaf(new, steps[:-2])
+    identities = [tuple(item.get(k) for k in keys) for item in items]
+    return identities.count(identities[steps[-2]]) > 1
 
 
 def _NOT_DUPLICATE(error: str) -> bool:
