@@ -25,6 +25,7 @@ import orjson
 import pytest
 
 from tests.conftest import KapiServer, start_server
+from tests.helpers.kubectl import make_kubectl
 from tests.helpers.status import assert_status
 
 Object = dict[str, Any]
@@ -152,6 +153,7 @@ STORED: list[tuple[str, Object, Callable[[Object], None]]] = [
     (CRONJOBS, cronjob("policy"), _bad_policy),
     (CRONJOBS, cronjob("policy-changed"), _bad_policy),
     (CRONJOBS, cronjob("policy-fixed"), _bad_policy),
+    (CRONJOBS, cronjob("policy-kubectl"), _bad_policy),
     (CRONJOBS, cronjob("schedule"), _bad_schedule),
     (PDBS, pdb("eviction"), _bad_eviction_policy),
     (PDBS, pdb("condition"), _bad_condition),
@@ -225,20 +227,28 @@ def _serve(seeded: Path, name: str, *flags: str) -> Iterator[KapiServer]:
 
 
 @pytest.fixture(scope="module")
-def gate_on(seeded: Path) -> Iterator[httpx.Client]:
+def server_on(seeded: Path) -> Iterator[KapiServer]:
     """1.33: CRDValidationRatcheting is GA and on."""
-    for server in _serve(seeded, "gate-on"):
-        with server.client() as http:
-            yield http
+    yield from _serve(seeded, "gate-on")
 
 
 @pytest.fixture(scope="module")
-def gate_off(seeded: Path) -> Iterator[httpx.Client]:
+def server_off(seeded: Path) -> Iterator[KapiServer]:
     """The gate turned off, which a 1.32 server allows: no ratcheting at all."""
     flags = ("--emulated-version", "1.32", "--feature-gates", "CRDValidationRatcheting=false")
-    for server in _serve(seeded, "gate-off", *flags):
-        with server.client() as http:
-            yield http
+    yield from _serve(seeded, "gate-off", *flags)
+
+
+@pytest.fixture
+def gate_on(server_on: KapiServer) -> Iterator[httpx.Client]:
+    with server_on.client() as http:
+        yield http
+
+
+@pytest.fixture
+def gate_off(server_off: KapiServer) -> Iterator[httpx.Client]:
+    with server_off.client() as http:
+        yield http
 
 
 def ratcheted(http: httpx.Client, group: str, resource: str) -> float:
@@ -299,6 +309,35 @@ def test_without_the_gate_the_same_update_fails_as_upstream(gate_off: httpx.Clie
     response = gate_off.put(path, json=stored)
     assert_refused(response, gate_off, path, POLICY_ERROR)
     assert ratcheted(gate_off, "batch", "cronjobs") == 0
+
+
+@pytest.mark.kubectl
+def test_kubectl_patch_of_another_field(
+    server_on: KapiServer, server_off: KapiServer, tmp_path: Path
+) -> None:
+    """What a user sees: the patch goes through with the gate on, not with it off."""
+    patch_args = ("patch", "cronjob", "policy-kubectl", "-n", NS, "--type=merge")
+    suspend = '{"spec":{"suspend":true}}'
+    refused = make_kubectl(server_off, tmp_path, "1.32").run(*patch_args, "-p", suspend)
+    assert refused.returncode == 1, refused
+    assert refused.err_lines == [
+        'The CronJob "policy-kubectl" is invalid: spec.concurrencyPolicy: Unsupported value: '
+        '"Sometimes": supported values: "Allow", "Forbid", "Replace"'
+    ], refused
+    kubectl = make_kubectl(server_on, tmp_path, "1.33")
+    accepted = kubectl.run(*patch_args, "-p", suspend)
+    assert accepted.returncode == 0, accepted
+    assert accepted.out_lines == ["cronjob.batch/policy-kubectl patched"], accepted
+    assert accepted.stderr == "", accepted
+    shown = kubectl.run("get", "cronjob", "policy-kubectl", "-n", NS, "-o", "jsonpath={.spec}")
+    assert '"concurrencyPolicy":"Sometimes"' in shown.stdout, shown
+    assert '"suspend":true' in shown.stdout, shown
+    again = kubectl.run(*patch_args, "-p", '{"spec":{"concurrencyPolicy":"Never"}}')
+    assert again.returncode == 1, again
+    assert again.err_lines == [
+        'The CronJob "policy-kubectl" is invalid: spec.concurrencyPolicy: Unsupported value: '
+        '"Never": supported values: "Allow", "Forbid", "Replace"'
+    ], again
 
 
 def test_changing_the_bad_value_to_another_bad_value_still_fails(gate_on: httpx.Client) -> None:

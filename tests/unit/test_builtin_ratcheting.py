@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pathlib
 from typing import Any
 
 import pytest
@@ -15,8 +16,9 @@ from kapi.apimachinery.field_errors import (
     not_supported,
     required,
 )
+from kapi.apis import builtin_resources
 from kapi.runtime.schema import INT32, STRING, Field, List, Scalar, Struct
-from kapi.validation.declarative import DeclarativeValidation
+from kapi.validation.declarative import DeclarativeValidation, declared_rules
 
 WIDGET = Struct(
     "io.example.Widget",
@@ -142,3 +144,47 @@ def test_shadow_mode_off_compares_nothing() -> None:
     """With only ratcheting on, an error the hand-written checks miss is no mismatch."""
     engine = DeclarativeValidation(None, ratcheting=Counted())
     assert engine.compare(WIDGET, {"size": "L"}, [])
+
+
+# --- docs/builtin-ratcheting.md lists the declared rules ---------------------------------------
+
+DOC = pathlib.Path(__file__).parents[2] / "docs" / "builtin-ratcheting.md"
+BEGIN = "<!-- declared rules: generated from the declarations, checked by tests/unit -->"
+END = "<!-- end of declared rules -->"
+
+
+def render_rules() -> str:
+    """The rule tables of the docs: one per declaration, with the resources it serves."""
+    served: dict[str, list[str]] = {}
+    structs: dict[str, Struct] = {}
+    for resource in builtin_resources():
+        struct = resource.versions[resource.hub_version].schema
+        assert struct is not None
+        structs.setdefault(struct.name, struct)
+        group = resource.group or "core"
+        served.setdefault(struct.name, []).append(f"{group} {resource.plural}")
+    lines = []
+    for name, struct in structs.items():
+        kind = name.rsplit(".", 1)[1]
+        lines += [
+            "",
+            f"### {kind}",
+            "",
+            f"Declaration `{name}`, served as: " + ", ".join(f"`{s}`" for s in served[name]) + ".",
+            "",
+        ]
+        rules = declared_rules(struct)
+        if not rules:
+            lines.append("No constraints declared.")
+            continue
+        lines += ["| Field | Declared rule | Ratchets |", "| --- | --- | --- |"]
+        for rule in rules:
+            verdict = "yes" if rule.ratchets else f"no ({rule.why_not})"
+            lines.append(f"| `{rule.field}` | {rule.rule} | {verdict} |")
+    return "\n".join([BEGIN, *lines, "", END])
+
+
+def test_the_docs_list_every_declared_rule() -> None:
+    text = DOC.read_text()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    assert text[start:end] == render_rules(), "regenerate: render_rules() in this file"

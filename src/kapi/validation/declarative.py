@@ -27,7 +27,8 @@ validation ratcheting (KEP-4008) forgives on a built-in kind's update: see
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kapi.apimachinery.field_errors import ErrorType, FieldError
@@ -87,6 +88,72 @@ def _inline(schema: Any, definitions: JSON, seen: tuple[str, ...]) -> Any:
         for key, value in schema.items()
         if key not in _INERT and key != "x-kubernetes-group-version-kind"
     }
+
+
+@dataclass(frozen=True)
+class DeclaredRule:
+    """One constraint a built-in declaration states, and whether its errors can ratchet."""
+
+    #: Where it applies: ``[*]`` stands for every item of a list, ``[key]`` for every map value.
+    field: str
+    #: The constraint, e.g. ``enum: Allow, Forbid, Replace``, ``required``, ``format: int32``.
+    rule: str
+    ratchets: bool
+    #: Why it never ratchets (empty when it does): one of the ``NEVER_*`` words.
+    why_not: str = ""
+
+
+#: Why a declared constraint cannot ratchet.  A field the object itself requires is
+#: reported at the root, which always differs (it holds ``metadata``, which the
+#: declaration leaves out); formats, bounds and patterns fail as ``Invalid``, the type
+#: of the stricter hand-written checks of the same fields (see :data:`RATCHETING_TYPES`);
+#: a repeated set item or map key is a ``Duplicate``, reported whenever it exists.
+NEVER_ROOT = "root"
+NEVER_INVALID = "Invalid"
+NEVER_DUPLICATE = "Duplicate"
+
+
+def declared_rules(struct: Struct) -> list[DeclaredRule]:
+    """Every constraint of ``struct``'s declaration, in schema order, classified for ratcheting.
+
+    An ``enum`` ratchets, and so does a ``required`` field of any object but the
+    root: a missing field is reported at the object that lacks it, and the root
+    object always holds ``metadata``, which the declaration leaves out, so it is
+    never unchanged.  Formats, bounds and patterns are ``Invalid`` errors, which
+    never ratchet; list types never do either.
+    """
+    return list(_rules(declared_schema(struct), "", root=True))
+
+
+def _rules(schema: Any, at: str, *, root: bool = False) -> Iterator[DeclaredRule]:
+    if not isinstance(schema, dict):
+        return
+    if "enum" in schema:
+        yield DeclaredRule(at, "enum: " + ", ".join(map(str, schema["enum"])), True)
+    if "format" in schema:
+        yield DeclaredRule(at, f"format: {schema['format']}", False, NEVER_INVALID)
+    if schema.get("x-kubernetes-int-or-string"):
+        yield DeclaredRule(at, "integer or string", False, NEVER_INVALID)
+    for keyword in ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"):
+        if keyword in schema:
+            yield DeclaredRule(at, f"{keyword}: {schema[keyword]}", False, NEVER_INVALID)
+    if "pattern" in schema:
+        yield DeclaredRule(at, f"pattern: {schema['pattern']}", False, NEVER_INVALID)
+    list_type = schema.get("x-kubernetes-list-type")
+    if list_type == "map":
+        keys = ", ".join(schema.get("x-kubernetes-list-map-keys", ()))
+        yield DeclaredRule(at, f"list-type: map (keys: {keys})", False, NEVER_DUPLICATE)
+    elif list_type == "set":
+        yield DeclaredRule(at, "list-type: set", False, NEVER_DUPLICATE)
+    for name in schema.get("required", ()):
+        field = f"{at}.{name}" if at else name
+        yield DeclaredRule(field, "required", not root, NEVER_ROOT if root else "")
+    for name, child in schema.get("properties", {}).items():
+        yield from _rules(child, f"{at}.{name}" if at else name)
+    additional = schema.get("additionalProperties")
+    if isinstance(additional, dict):
+        yield from _rules(additional, f"{at}[key]")
+    yield from _rules(schema.get("items"), f"{at}[*]")
 
 
 def _signature(errors: list[FieldError]) -> set[tuple[str, Any]]:
