@@ -99,10 +99,16 @@ class APIServer:
             self.scheme.add(resource)
         self.storage: Storage | None = None
         self.stores: dict[tuple[str, str], Store] = {}
-        #: Built-in kinds' declarations checked beside their hand-written validation.
+        #: Built-in kinds' declarations, checked beside their hand-written validation
+        #: (shadow mode) and deciding which hand-written errors ratchet on updates.
+        shadow = config.feature_gates.enabled("DeclarativeValidation")
+        ratcheting = config.feature_gates.enabled("CRDValidationRatcheting")
         self.declarative_validation = (
-            DeclarativeValidation(self.metrics.declarative_validation_mismatch.inc)
-            if config.feature_gates.enabled("DeclarativeValidation")
+            DeclarativeValidation(
+                self.metrics.declarative_validation_mismatch.inc if shadow else None,
+                ratcheting=self.metrics if ratcheting else None,
+            )
+            if shadow or ratcheting
             else None
         )
         self.webhook_clients = WebhookClientManager()

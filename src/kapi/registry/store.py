@@ -418,14 +418,17 @@ class Store:
         self.strategy.canonicalize(obj)
 
     def _finish_validation(
-        self, obj: Object, errs: builtins.list[field_errors.FieldError]
+        self, obj: Object, errs: builtins.list[field_errors.FieldError], old: Object | None = None
     ) -> builtins.list[field_errors.FieldError]:
         """A write's errors: the strategy's ``errs`` if any, else ObjectMeta's.
 
-        Create and update both end this way; ``errs`` are also compared with the
-        built-in declaration (shadow mode) first.
+        Create and update (``old`` given) both end this way; ``errs`` are also
+        compared with the built-in declaration (shadow mode) first, and on an
+        update ratcheting may forgive some of them.
         """
         self._compare_declared(obj, errs)
+        if old is not None:
+            errs = self._ratchet_declared(obj, old, errs)
         if errs:
             return errs
         return validation.validate_object_meta(
@@ -441,6 +444,15 @@ class Store:
         """Declarative validation in shadow mode: counted when it differs, never answered."""
         if self._declarative is not None and self._declared is not None:
             self._declarative.compare(self._declared, obj, handwritten)
+
+    def _ratchet_declared(
+        self, new: Object, old: Object, errs: builtins.list[field_errors.FieldError]
+    ) -> builtins.list[field_errors.FieldError]:
+        """An update's ``errs`` less those of declared rules on unchanged values (KEP-4008)."""
+        if self._declarative is None or self._declared is None or not errs:
+            return errs
+        group, resource = self.resource.group, self.resource.plural
+        return self._declarative.ratchet(self._declared, group, resource, new, old, errs)
 
     async def update(
         self,
@@ -545,9 +557,9 @@ class Store:
         metadata["resourceVersion"] = old_meta["resourceVersion"]
         errs = validation.validate_object_meta_update(metadata, old_meta, METADATA)
         if sub_strategy is not None:
-            errs += sub_strategy.validate_update(new, old)
+            errs = self._ratchet_declared(new, old, errs + sub_strategy.validate_update(new, old))
         else:
-            errs = self._finish_validation(new, self.strategy.validate_update(new, old) + errs)
+            errs = self._finish_validation(new, self.strategy.validate_update(new, old) + errs, old)
         if errs:
             raise errors.invalid(self.resource.kind, self.resource.group, metadata["name"], errs)
         if sub_strategy is None:
