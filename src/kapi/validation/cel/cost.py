@@ -27,6 +27,11 @@ extension does. Where kapi's checker knows a value only as ``dyn`` (it types obj
 of ``dyn`` and numbers as ``dyn``), the type upstream would have checked is taken from the
 schema, or from the function that produced the value.
 
+Where kapi's checker cannot tell what upstream's could, the estimate errs high: a value kapi
+types as ``dyn`` or as an optional, with no schema path and no function to tell its type (a
+number computed from other numbers, ``optional.of(1)``), counts as of unknown size where
+upstream would count a scalar as of size 1.
+
 One figure differs on purpose at runtime: ``validate`` of the ``uri`` format runs a longer
 regular expression than upstream's estimate assumes, so the charge uses the actual length.
 """
@@ -372,7 +377,9 @@ class CostEstimator:
         self._entries: dict[int, _Entries] = {}
         self._locals: dict[str, list[_Local]] = {}
         # Schema nodes made up for resources (kind, apiVersion, metadata): never observed.
-        self._synthetic: dict[int, Schema] = {}
+        self._synthetic: dict[tuple[object, ...], Schema] = {}
+        self._resolved: dict[tuple[str, ...], Schema | None] = {}
+        self._kinds: dict[int, str] = {}
 
     def estimate(self) -> int:
         """The most the expression can cost (upper end of upstream's estimate)."""
@@ -398,13 +405,19 @@ class CostEstimator:
         return prop if _declared(prop) else None
 
     def _made_up(self, key: tuple[object, ...], s: Schema) -> Schema:
-        made = self._synthetic.setdefault(hash(key), s)
-        return made
+        return self._synthetic.setdefault(key, s)
 
     def _resolve(self, path: tuple[str, ...] | None) -> Schema | None:
         """The schema node a field path leads to, as upstream's size estimator walks it."""
         if not path:
             return None
+        try:
+            return self._resolved[path]
+        except KeyError:
+            s = self._resolved[path] = self._walk(path)
+            return s
+
+    def _walk(self, path: tuple[str, ...]) -> Schema | None:
         s: Schema | None = self._root
         resource = self._resource_root
         for name in path[1:]:
@@ -448,7 +461,14 @@ class CostEstimator:
 
     def _kind(self, n: Node) -> str:
         """The kind of type upstream's checker gives the node: from the schema when the node
-        reads the object, else from kapi's checker or the function that built the value."""
+        reads the object, else from kapi's checker or the function that built the value.
+        Asked once the node's path is known, which then does not change."""
+        kind = self._kinds.get(n.id)
+        if kind is None:
+            kind = self._kinds[n.id] = self._kind_of(n)
+        return kind
+
+    def _kind_of(self, n: Node) -> str:
         s = self._resolve(self._path(n))
         if s is not None and s is not _MAP_KEY:
             if s.get("x-kubernetes-int-or-string"):
