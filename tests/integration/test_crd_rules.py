@@ -51,8 +51,10 @@ def rules_crd(name: str = CRD_NAME) -> dict[str, Any]:
             },
             {
                 "rule": "self.replicas <= self.maxReplicas",
-                "messageExpression": "'replicas ' + string(self.replicas) + "
-                "' exceeds maxReplicas ' + string(self.maxReplicas)",
+                # Not 'replicas ' + string(self.replicas) + ...: a string() conversion has no
+                # size the estimate can know, and kube-apiserver refuses the concatenation.
+                "messageExpression": "'replicas %d exceeds maxReplicas %d'"
+                ".format([self.replicas, self.maxReplicas])",
             },
             {
                 "rule": "self.maxReplicas <= 100",

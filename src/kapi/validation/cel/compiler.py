@@ -507,7 +507,9 @@ def compile_node(
                 )
                 continue
         program = _runtime_program(check_env, program, ast)
-        out.record_cost(p.child("rule"), "estimated rule cost", _static_cost(ast, schema) * factor)
+        out.record_cost(
+            p.child("rule"), "estimated rule cost", _static_cost(ast, schema, is_root) * factor
+        )
         message_program, message_ast = None, None
         mexpr = rule.get("messageExpression") or ""
         if mexpr:
@@ -535,7 +537,7 @@ def compile_node(
             out.record_cost(
                 p.child("messageExpression"),
                 "estimated messageExpression cost",
-                _static_cost(message_ast, schema) * factor,
+                _static_cost(message_ast, schema, is_root) * factor,
             )
         if not uses_old_self and rule.get("optionalOldSelf") is not None:
             errs.append(
@@ -562,8 +564,11 @@ def compile_node(
     return out
 
 
-def _static_cost(ast: checked.CheckedExpr, schema: dict[str, Any]) -> int:
-    return cost.CostEstimator(ast, schema, cost.static_size, cost.MAX_REQUEST_SIZE_BYTES).estimate()
+def _static_cost(ast: checked.CheckedExpr, schema: dict[str, Any], is_root: bool) -> int:
+    resource = is_root or bool(schema.get("x-kubernetes-embedded-resource"))
+    return cost.CostEstimator(
+        ast, schema, cost.static_size, cost.UNKNOWN_SIZE, resource_root=resource
+    ).estimate()
 
 
 def cost_error_message(name: str, actual: int, limit: int) -> str:
