@@ -81,7 +81,7 @@ _BAD_REQUEST = (
     b"400 Bad Request"
 )
 #: How long a refused connection is drained before it is closed (Go's
-#: ``closeWriteAndWait``), so the client reads the 431 instead of a reset.
+#: ``closeWriteAndWait``), so the client reads the answer instead of a reset.
 _LINGER = 0.5
 #: httptools' URL splitter keeps offsets in 16 bits: longer targets are split here.
 _PARSE_URL_MAX = 0xFFFF
@@ -159,7 +159,16 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     a head that has not completed ``read_header_timeout`` seconds after the
     connection opened (or after its first byte, for later requests on a
     kept-alive connection) closes the connection without an answer, as Go
-    does.  Both bound what one client can make the server hold and parse.
+    does; a kept-alive connection without a new request for ``idle_timeout``
+    seconds is closed (uvicorn's keep-alive timer, given this value).  These
+    bound what one client can make the server hold and parse.
+
+    A request line that is not plain is read whole before httptools sees it
+    and judged as Go's ``readRequest`` judges it: Go's 400, or a line
+    rewritten so httptools accepts what Go accepts, with the scope as Go's
+    request would have it.  Only a line at the start of a read is judged so:
+    one pipelined behind another in the same read reaches httptools as sent,
+    and if httptools refuses it, the answer is Go's 400.
     """
 
     max_header_bytes = MAX_HEADER_BYTES
