@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import socket
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.conftest import KapiServer
+from tests.helpers.audit import events_of
 from tests.helpers.status import assert_status, storage_unchanged
 from tests.integration.paths import cm_path
 from tests.integration.test_http_limits import connect, read_until_closed
@@ -213,3 +215,16 @@ def test_a_refused_post_stores_nothing(
         assert send(kapi_server, head(b"POST", path + b"/%zz", extra) + body) == GO_400
         assert send(kapi_server, head(b"POST", path + b"\x01", extra) + body) == GO_400
     assert http.get(cm_path(namespace, "refused")).status_code == 404
+
+
+def test_audit_records_the_escaped_path(audited: tuple[KapiServer, Path]) -> None:
+    """Go's audit ``requestURI`` is ``URL.RequestURI()``: the path as ``EscapedPath``
+    writes it (non-ASCII and ``#`` escaped), the query as sent."""
+    server, log = audited
+    with server.client() as c:
+        ns = f"line-{time.monotonic_ns()}"
+        assert c.post("/api/v1/namespaces", json={"metadata": {"name": ns}}).status_code == 201
+    response = get(server, cm_path(ns).encode() + "/é#x?limit=5".encode())
+    assert response.status_code == 404, response.text
+    events = events_of(log, response.headers["audit-id"])
+    assert {e["requestURI"] for e in events} == {f"{cm_path(ns)}/%C3%A9%23x?limit=5"}

@@ -308,13 +308,9 @@ def _parse_ip(text: str) -> str | None:
 
 
 def request_uri(scope: dict[str, Any]) -> str:
-    """The URI as the client sent it (path still escaped, query as is), as Go's ``RequestURI``.
-
-    A raw path may hold non-ASCII bytes (the protocol passes them through as Go does);
-    Go's JSON encoder writes invalid UTF-8 as U+FFFD, as this decoding does.
-    """
+    """The URI as the client sent it (path still escaped, query as is), as Go's ``RequestURI``."""
     raw = scope.get("raw_path")
-    path = raw.decode("utf-8", "replace") if raw else scope["path"]
+    path = raw.decode("latin-1") if raw else scope["path"]
     query = scope.get("query_string", b"")
     return f"{path}?{query.decode('latin-1')}" if query else path
 

@@ -166,9 +166,10 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     A request line that is not plain is read whole before httptools sees it
     and judged as Go's ``readRequest`` judges it: Go's 400, or a line
     rewritten so httptools accepts what Go accepts, with the scope as Go's
-    request would have it.  Only a line at the start of a read is judged so:
-    one pipelined behind another in the same read reaches httptools as sent,
-    and if httptools refuses it, the answer is Go's 400.
+    request would have it (path, escaped path, method).  Only a line at the
+    start of a read is judged so: one pipelined behind another in the same
+    read reaches httptools as sent, and if httptools refuses it, the answer
+    is Go's 400.
     """
 
     max_header_bytes = MAX_HEADER_BYTES
@@ -190,8 +191,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         self._line_start = True
         self._held: list[bytes] = []
         self._held_bytes = 0
-        # The raw path and method of a line rewritten for httptools, for the scope.
-        self._as_sent: tuple[bytes | None, bytes | None] | None = None
+        # The method of a line whose method httptools does not know, for the scope.
+        self._method: bytes | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
@@ -274,12 +275,12 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         unparsable = _UNPARSABLE.search(target) is not None
         if known and not unparsable:
             return data  # httptools reads this line as Go does
-        raw_path = None
         if unparsable:
-            if target.startswith(b"/"):
-                raw_path = target.partition(b"?")[0]
+            # The scope's path decodes these escapes back to Go's bytes, and its raw
+            # path is the escaped form: Go's URL.EscapedPath (the audit's requestURI).
             target = _UNPARSABLE.sub(_percent_encode, target)
-        self._as_sent = (raw_path, None if known else method)
+        if not known:
+            self._method = method
         new_line = (method if known else _STAND_IN_METHOD) + b" " + target + b" " + proto
         # The head limit counts the bytes as sent, not the escapes added here.
         self._head_bytes -= len(new_line) - len(line)
@@ -307,19 +308,13 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         url = self.url
         if b"%" in url and _BAD_ESCAPE.search(url.partition(b"?")[0]):
             raise _RefusedTarget("invalid URL escape")  # Go's url.ParseRequestURI
-        as_sent, self._as_sent = self._as_sent, None
+        method, self._method = self._method, None
         if len(url) <= _PARSE_URL_MAX or not url.startswith(b"/"):
             super().on_headers_complete()
         else:
             self._split_long_target(url)
-        if as_sent is not None:
-            # The scope as Go's request has it: the path as sent (its decoded form is
-            # already the scope's path) and the method httptools did not know.
-            raw_path, method = as_sent
-            if raw_path is not None:
-                self.scope["raw_path"] = self.root_path.encode("ascii") + raw_path
-            if method is not None:
-                self.scope["method"] = method.decode("ascii")
+        if method is not None:
+            self.scope["method"] = method.decode("ascii")  # for the stand-in httptools saw
 
     def _split_long_target(self, url: bytes) -> None:
         # An origin-form target too long for httptools' splitter: split it here and
