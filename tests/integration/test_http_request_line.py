@@ -31,6 +31,13 @@ GO_400 = (
     b"Connection: close\r\n\r\n"
     b"400 Bad Request"
 )
+#: Go's answer to an HTTP version other than 1.x, once the head is read (a statusError).
+GO_505 = (
+    b"HTTP/1.1 505 HTTP Version Not Supported: unsupported protocol version\r\n"
+    b"Content-Type: text/plain; charset=utf-8\r\n"
+    b"Connection: close\r\n\r\n"
+    b"505 HTTP Version Not Supported: unsupported protocol version"
+)
 LABEL_VALUE_RULE = (
     "a valid label must be an empty string or consist of alphanumeric characters, "
     "'-', '_' or '.', and must start and end with an alphanumeric character "
@@ -195,6 +202,20 @@ def test_go_refuses_the_line_with_its_plain_400(
     with storage_unchanged(http, namespace):
         assert send(kapi_server, line + b"\r\nHost: kapi\r\n\r\n") == GO_400
     assert http.get("/version").status_code == 200
+
+
+@pytest.mark.parametrize("version", [b"HTTP/2.0", b"HTTP/0.9", b"HTTP/3.1"])
+def test_a_version_other_than_1_x_gets_go_505(kapi_server: KapiServer, version: bytes) -> None:
+    """Go parses any HTTP/x.y, reads the head, then serves only 1.x (a statusError)."""
+    answer = send(kapi_server, b"GET /version " + version + b"\r\nHost: kapi\r\n\r\n")
+    assert answer == GO_505
+
+
+def test_http_1_2_is_served_as_1_x(kapi_server: KapiServer) -> None:
+    request = b"GET /version HTTP/1.2\r\nHost: kapi\r\nConnection: close\r\n\r\n"
+    response = parse(send(kapi_server, request))
+    assert response.status_code == 200, response.text
+    assert "gitVersion" in response.json()
 
 
 def test_a_bad_escape_in_the_query_is_not_refused(kapi_server: KapiServer, namespace: str) -> None:

@@ -80,6 +80,13 @@ _BAD_REQUEST = (
     b"Connection: close\r\n\r\n"
     b"400 Bad Request"
 )
+#: Go's answer, once the head is read, to an HTTP version other than 1.x (a statusError).
+_VERSION_NOT_SUPPORTED = (
+    b"HTTP/1.1 505 HTTP Version Not Supported: unsupported protocol version\r\n"
+    b"Content-Type: text/plain; charset=utf-8\r\n"
+    b"Connection: close\r\n\r\n"
+    b"505 HTTP Version Not Supported: unsupported protocol version"
+)
 #: How long a refused connection is drained before it is closed (Go's
 #: ``closeWriteAndWait``), so the client reads the answer instead of a reset.
 _LINGER = 0.5
@@ -147,8 +154,12 @@ def _go_accepts_target(target: bytes) -> bool:
     return scheme is not None
 
 
-class _RefusedTarget(httptools.HttpParserError):
-    """Raised in a parser callback for a target Go refuses: uvicorn answers 400."""
+class _Refused(httptools.HttpParserError):
+    """Raised in a parser callback for a request Go refuses once its head is read.
+
+    uvicorn catches it as a parse error and calls ``send_400_response``, which
+    writes the protocol's ``_answer`` (Go's 400 unless set otherwise).
+    """
 
 
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
@@ -191,8 +202,11 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         self._line_start = True
         self._held: list[bytes] = []
         self._held_bytes = 0
-        # The method of a line whose method httptools does not know, for the scope.
+        # The method of a line whose method httptools does not know, for the scope; and
+        # Go's answer to the request once its head is complete, if it will not serve it.
         self._method: bytes | None = None
+        self._answer_at_head: bytes | None = None
+        self._answer = _BAD_REQUEST
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
@@ -230,7 +244,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def send_400_response(self, msg: str) -> None:
         """A request httptools cannot parse: Go's plain-text 400, not uvicorn's."""
         if not self._refused:
-            self._refuse(_BAD_REQUEST)
+            self._refuse(self._answer)
 
     def _take_request_line(self, data: bytes) -> bytes | None:
         """The request line read as Go reads it, rewritten for httptools where needed.
@@ -273,7 +287,13 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             return None
         known = method in _PARSER_METHODS
         unparsable = _UNPARSABLE.search(target) is not None
-        if known and not unparsable:
+        if proto[5:6] != b"1":
+            # Go reads the head, then answers 505 (only HTTP/1.x is served here).
+            self._answer_at_head = _VERSION_NOT_SUPPORTED
+            proto = b"HTTP/1.1"
+        elif proto[7:8] not in b"01":
+            proto = b"HTTP/1.1"  # Go serves HTTP/1.2 to 1.9 as 1.x; httptools refuses them
+        elif known and not unparsable:
             return data  # httptools reads this line as Go does
         if unparsable:
             # The scope's path decodes these escapes back to Go's bytes, and its raw
@@ -307,7 +327,10 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         self._cancel_head_timer()
         url = self.url
         if b"%" in url and _BAD_ESCAPE.search(url.partition(b"?")[0]):
-            raise _RefusedTarget("invalid URL escape")  # Go's url.ParseRequestURI
+            raise _Refused  # Go's url.ParseRequestURI: an invalid URL escape
+        if self._answer_at_head is not None:
+            self._answer, self._answer_at_head = self._answer_at_head, None
+            raise _Refused
         method, self._method = self._method, None
         if len(url) <= _PARSE_URL_MAX or not url.startswith(b"/"):
             super().on_headers_complete()
