@@ -11,7 +11,8 @@ The protocol also enforces the limits Go's HTTP server applies to reading a
 request's head, with kube-apiserver's values (see ``docs/limits.md``), and reads
 a request line as Go's server does where httptools would refuse it: raw
 non-ASCII bytes and ``#`` in the target, and methods httptools does not know,
-reach the handlers; what Go refuses gets Go's plain-text 400.
+reach the handlers; what Go refuses gets Go's plain-text answer (400, or 505
+for an HTTP version other than 1.x).
 """
 
 from __future__ import annotations
