@@ -257,7 +257,7 @@ def test_watch_is_not_cut_by_the_idle_timeout(idle: KapiServer) -> None:
     with idle.client() as c:
         ns = f"idle-{time.monotonic_ns()}"
         assert c.post("/api/v1/namespaces", json={"metadata": {"name": ns}}).status_code == 201
-        params = {"watch": "1", "timeoutSeconds": "4"}
+        params = {"watch": "1", "timeoutSeconds": "8"}
         with c.stream("GET", cm_path(ns), params=params) as watch:
             assert watch.status_code == 200
             lines = watch.iter_lines()
