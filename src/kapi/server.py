@@ -84,6 +84,9 @@ class ServerConfig:
     #: Seconds a request's line and headers may take to arrive before the connection is
     #: closed (kube-apiserver's ``ReadHeaderTimeout``; kapi's ``--read-header-timeout``).
     read_header_timeout: float = READ_HEADER_TIMEOUT
+    #: Seconds a kept-alive connection may wait for its next request before it is closed
+    #: (kube-apiserver's ``IdleTimeout``; kapi's ``--idle-timeout``).
+    idle_timeout: float = IDLE_TIMEOUT
 
     def __post_init__(self) -> None:
         # Gates take the stage and default of the emulated release, whatever built them.
@@ -323,9 +326,21 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "proxy_headers": False,
     "server_header": False,
     "timeout_graceful_shutdown": 5,
-    # kube-apiserver's IdleTimeout: a kept-alive connection without a request is closed.
-    "timeout_keep_alive": IDLE_TIMEOUT,
+    # kube-apiserver's IdleTimeout (a kept-alive connection without a request is closed)
+    # is the protocol's idle_timeout, which it puts in place of uvicorn's keep-alive one.
 }
+
+
+def uvicorn_options(config: ServerConfig) -> dict[str, Any]:
+    """uvicorn's options for this server: the protocol carries its connection limits."""
+    return {
+        **UVICORN_OPTIONS,
+        "http": protocol_with_limits(
+            max_header_bytes=MAX_HEADER_BYTES,
+            read_header_timeout=config.read_header_timeout,
+            idle_timeout=config.idle_timeout,
+        ),
+    }
 
 
 def serve(config: ServerConfig) -> None:
@@ -333,14 +348,8 @@ def serve(config: ServerConfig) -> None:
     import uvicorn
 
     server = APIServer(config)
-    options = {
-        **UVICORN_OPTIONS,
-        "http": protocol_with_limits(
-            max_header_bytes=MAX_HEADER_BYTES, read_header_timeout=config.read_header_timeout
-        ),
-    }
     uvicorn_config = uvicorn.Config(
-        server.app(), host=config.bind_address, port=config.port, **options
+        server.app(), host=config.bind_address, port=config.port, **uvicorn_options(config)
     )
     # uvicorn re-raises the shutdown signal to the handler installed before it; a no-op
     # handler there makes a clean shutdown exit 0, as kube-apiserver does.

@@ -3,14 +3,16 @@
 kube-apiserver caps a request line and headers at 1 MiB (``MaxHeaderBytes``,
 plus Go's 4 KiB read buffer) and answers a longer head with Go's plain-text
 431; a head that has not arrived within ``ReadHeaderTimeout`` closes the
-connection without an answer.  The server here uses ``--read-header-timeout
-1s`` so the timeout can be seen; sockets wait at most 10 s, so a server that
-never closes fails the test instead of hanging it.
+connection without an answer; a kept-alive connection that sends no new request
+within ``IdleTimeout`` is closed.  The servers here use ``--read-header-timeout
+1s`` and ``--idle-timeout 1s`` so the timeouts can be seen; sockets wait at most
+10 s, so a server that never closes fails the test instead of hanging it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -40,6 +42,11 @@ GO_431 = (
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
     yield from serve_with_flags(tmp_path_factory, "head-limits", "--read-header-timeout", "1s")
+
+
+@pytest.fixture(scope="module")
+def idle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
+    yield from serve_with_flags(tmp_path_factory, "idle-limit", "--idle-timeout", "1s")
 
 
 @pytest.fixture
@@ -80,6 +87,22 @@ def raw_get(server: KapiServer, target: str) -> httpx.Response:
     status_line, *lines = head.decode("latin-1").split("\r\n")
     headers = [tuple(line.split(": ", 1)) for line in lines]
     return httpx.Response(int(status_line.split()[1]), headers=headers, content=body)
+
+
+def read_response(sock: socket.socket) -> bytes:
+    """One whole response with a Content-Length, leaving the connection open."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += sock.recv(65536)
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
 
 
 def send_ignoring_reset(sock: socket.socket, data: bytes) -> None:
@@ -171,20 +194,111 @@ def test_watch_outlives_the_header_timeout(client: httpx.Client, ns: str) -> Non
     assert body == b""
 
 
-FLAG = "read-header-timeout"
+def test_idle_kept_alive_connection_is_closed(idle: KapiServer) -> None:
+    """Go's IdleTimeout is uvicorn's keep-alive timer, with the protocol's value: armed
+    when a response is complete, cancelled by the next request's first byte."""
+    with connect(idle) as sock:
+        sock.sendall(b"GET /version HTTP/1.1\r\nHost: kapi\r\n\r\n")
+        assert read_response(sock).startswith(b"HTTP/1.1 200 OK\r\n")
+        # Kept alive, then idle past 1 s: the server closes it (the default would wait 90 s,
+        # past this socket's 10 s timeout).
+        assert read_until_closed(sock) == b""
+
+
+def test_idle_timeout_is_wired_from_the_server_config_into_uvicorns_keep_alive() -> None:
+    """The one value (``--idle-timeout``, default kube-apiserver's 90 s) reaches the timer
+    uvicorn arms between requests, whatever uvicorn's own keep-alive default is."""
+    import asyncio
+
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from kapi.endpoints.protocol import IDLE_TIMEOUT
+    from kapi.server import ServerConfig, uvicorn_options
+
+    async def app(scope: object, receive: object, send: object) -> None:  # pragma: no cover
+        pass
+
+    loop = asyncio.new_event_loop()
+    try:
+        for config, expected in ((ServerConfig(), 90.0), (ServerConfig(idle_timeout=7.5), 7.5)):
+            options = uvicorn_options(config)
+            uvicorn_config = uvicorn.Config(app, **options)
+            protocol = options["http"](uvicorn_config, ServerState(), {}, _loop=loop)
+            assert protocol.timeout_keep_alive == expected != uvicorn_config.timeout_keep_alive
+    finally:
+        loop.close()
+    assert IDLE_TIMEOUT == 90.0
+
+
+def test_request_whose_body_is_slow_is_not_cut_by_the_idle_timeout(
+    idle: KapiServer,
+) -> None:
+    """Once a request has begun the connection is active: no idle timer runs."""
+    with idle.client() as c:
+        ns = f"idle-{time.monotonic_ns()}"
+        assert c.post("/api/v1/namespaces", json={"metadata": {"name": ns}}).status_code == 201
+        body = b'{"metadata":{"name":"slow"}}'
+        with connect(idle) as sock:
+            sock.sendall(
+                f"POST {cm_path(ns)} HTTP/1.1\r\nHost: kapi\r\n".encode()
+                + b"Content-Type: application/json\r\n"
+                + b"Content-Length: %d\r\n\r\n" % len(body)
+            )
+            time.sleep(1.5)  # longer than the idle timeout, mid-request
+            sock.sendall(body)
+            answer = read_response(sock)
+        assert answer.startswith(b"HTTP/1.1 201 Created\r\n"), answer
+        assert c.get(cm_path(ns, "slow")).status_code == 200
+
+
+def test_watch_is_not_cut_by_the_idle_timeout(idle: KapiServer) -> None:
+    """A response still being written is not idle: a watch gets events past 1 s."""
+    with idle.client() as c:
+        ns = f"idle-{time.monotonic_ns()}"
+        assert c.post("/api/v1/namespaces", json={"metadata": {"name": ns}}).status_code == 201
+        params = {"watch": "1", "timeoutSeconds": "8"}
+        with c.stream("GET", cm_path(ns), params=params) as watch:
+            assert watch.status_code == 200
+            lines = watch.iter_lines()
+            time.sleep(2)  # longer than the idle timeout
+            with idle.client() as other:
+                created = other.post(cm_path(ns), json={"metadata": {"name": "late"}})
+                assert created.status_code == 201, created.text
+            event = json.loads(next(lines))
+            assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "late")
+            assert list(lines) == []  # the server ends the stream at timeoutSeconds, cleanly
 
 
 @pytest.mark.parametrize(
-    ("value", "error"),
+    ("flag", "value", "error"),
     [
-        ("abc", 'invalid argument "abc" for "--read-header-timeout" flag: time: invalid duration'),
-        ("0s", 'invalid argument "0s" for "--read-header-timeout" flag: must be positive'),
-        ("-1s", 'invalid argument "-1s" for "--read-header-timeout" flag: must not be negative'),
+        (
+            "read-header-timeout",
+            "abc",
+            'invalid argument "abc" for "--read-header-timeout" flag: time: invalid duration',
+        ),
+        (
+            "read-header-timeout",
+            "0s",
+            'invalid argument "0s" for "--read-header-timeout" flag: must be positive',
+        ),
+        (
+            "read-header-timeout",
+            "-1s",
+            'invalid argument "-1s" for "--read-header-timeout" flag: must not be negative',
+        ),
+        (
+            "idle-timeout",
+            "abc",
+            'invalid argument "abc" for "--idle-timeout" flag: time: invalid duration',
+        ),
+        ("idle-timeout", "0s", 'invalid argument "0s" for "--idle-timeout" flag: must be positive'),
     ],
 )
-def test_a_bad_read_header_timeout_is_refused(tmp_path: Path, value: str, error: str) -> None:
+def test_a_bad_timeout_flag_is_refused(tmp_path: Path, flag: str, value: str, error: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "kapi", "serve", f"--data-dir={tmp_path}", f"--{FLAG}={value}"],
+        [sys.executable, "-m", "kapi", "serve", f"--data-dir={tmp_path}", f"--{flag}={value}"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -110,6 +110,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         help="kapi-specific: close a connection whose request line and headers have not "
         "arrived within this time (a Go duration, default 32s: kube-apiserver's fixed value)",
     )
+    p.add_argument(
+        "--idle-timeout",
+        default="90s",
+        metavar="DURATION",
+        help="kapi-specific: close a kept-alive connection that sends no new request within "
+        "this time (a Go duration, default 90s: kube-apiserver's fixed value)",
+    )
     p.add_argument("--v", "-v", dest="verbosity", type=int, default=0, help="log verbosity")
 
 
@@ -156,6 +163,11 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             f'invalid argument "{args.read_header_timeout}" for "--read-header-timeout" flag: '
             "must be positive"
         )
+    idle_timeout = _duration_flag(parser, "idle-timeout", args.idle_timeout)
+    if idle_timeout == 0:
+        parser.error(
+            f'invalid argument "{args.idle_timeout}" for "--idle-timeout" flag: must be positive'
+        )
     port = args.port
     if port == 0:
         from kapi.server import free_port
@@ -177,6 +189,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         audit_log_maxbackup=args.audit_log_maxbackup,
         audit_log_maxage=args.audit_log_maxage,
         read_header_timeout=read_header_timeout,
+        idle_timeout=idle_timeout,
     )
     audit_error = _audit_config_error(args)
     if audit_error:
