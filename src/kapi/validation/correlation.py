@@ -14,10 +14,7 @@ A :class:`CorrelatedObject` is created per update at the root and grows lazily
 as validation walks down (``key``/``index``); each node caches whether it is
 deep-equal to its old value, and a parent's comparison reuses its children's.
 The comparison is type-strict as Go's ``reflect.DeepEqual`` on decoded JSON is:
-``1`` and ``1.0`` differ, and so do ``true`` and ``1``. The old object is read
-as kube-apiserver reads it back from storage: Go writes a whole ``float64``
-without a fraction (``5.0`` as ``5``), which decodes as an integer, so a whole
-float in the old object counts as that integer (kapi's storage keeps ``5.0``).
+``1`` and ``1.0`` differ, and so do ``true`` and ``1``.
 
 Kept from the shipped upstream code, where it differs from a plain deep-equal:
 an object with a key its schema does not describe (preserved unknown fields)
@@ -137,7 +134,7 @@ class CorrelatedObject:
             self._map_list = {}
             if self.schema.get("type") == "array" and self.schema.get("x-kubernetes-list-map-keys"):
                 for item in self.old:
-                    k = _map_key(self.schema, item, stored=True)
+                    k = _map_key(self.schema, item)
                     if k is not None and k not in self._map_list:
                         self._map_list[k] = item
         return self._map_list
@@ -160,7 +157,7 @@ class CorrelatedObject:
         return self._equal
 
     def _uncached_compare(self) -> bool:
-        value, old = self.value, as_stored(self.old)
+        value, old = self.value, self.old
         if value is None or old is None:
             return value is None and old is None
         t = type(value)
@@ -170,7 +167,7 @@ class CorrelatedObject:
             if len(value) != len(old):
                 return False
             if self.schema.get("x-kubernetes-list-type") != "map":
-                return unchanged(value, old)  # compared whole, as it cannot pair item by item
+                return strict_equal(value, old)  # compared whole, as it cannot pair item by item
             for i in range(len(value)):
                 child = self.index(i)
                 if child is None or not child._compare():
@@ -195,13 +192,12 @@ def _field_schema(schema: Mapping[str, Any], name: str) -> Mapping[str, Any] | N
     return additional if isinstance(additional, Mapping) else None
 
 
-def _map_key(schema: Mapping[str, Any], item: Any, *, stored: bool = False) -> Any:
+def _map_key(schema: Mapping[str, Any], item: Any) -> Any:
     """An item's identity in a map list, or None when it lacks a key or a key is not a scalar.
 
     Values keep their JSON type, as Go's interface keys do (``1`` and ``1.0`` are
     different keys).  Several keys form one tuple; upstream joins them in a string
     that prints floats with six decimals, so floats are rounded alike here.
-    ``stored``: the item is the old object's, read as Go reads storage back.
     """
     if type(item) is not dict:
         return None
@@ -209,8 +205,6 @@ def _map_key(schema: Mapping[str, Any], item: Any, *, stored: bool = False) -> A
     parts = []
     for name in names:
         v = item.get(name, _MISSING)
-        if stored:
-            v = as_stored(v)
         t = type(v)
         if t is float and len(names) > 1:
             parts.append((t, f"{v:f}"))
@@ -225,40 +219,19 @@ _MISSING: Final = object()
 _SCALARS: Final = frozenset({str, int, float, bool})
 
 
-def as_stored(v: Any) -> Any:
-    """A value as kube-apiserver reads it back from storage: a whole float is an integer.
-
-    Go's JSON encoder writes a whole ``float64`` below 1e21 without a fraction
-    or exponent; its unstructured decoder reads such a literal as ``int64``
-    when it fits, and as ``float64`` otherwise.
-    """
-    if type(v) is float and v.is_integer() and _INT64_MIN <= v < _INT64_LIMIT:
-        return int(v)
-    return v
-
-
-_INT64_MIN: Final = -(2.0**63)
-_INT64_LIMIT: Final = 2.0**63
-
-
-def unchanged(new: Any, old: Any) -> bool:
-    """Deep equality of a new value and a stored one, with Go's ``reflect.DeepEqual`` types.
-
-    ``1`` and ``1.0`` differ, as do ``true`` and ``1``; the old side is read as
-    :func:`as_stored` reads it.
-    """
-    old = as_stored(old)
-    t = type(new)
-    if t is not type(old):
+def strict_equal(a: Any, b: Any) -> bool:
+    """Deep equality of decoded JSON with Go's ``reflect.DeepEqual`` types: 1 != 1.0 != True."""
+    t = type(a)
+    if t is not type(b):
         return False
     if t is dict:
-        if len(new) != len(old):
+        if len(a) != len(b):
             return False
-        for k, v in new.items():
-            w = old.get(k, _MISSING)
-            if w is _MISSING or not unchanged(v, w):
+        for k, v in a.items():
+            w = b.get(k, _MISSING)
+            if w is _MISSING or not strict_equal(v, w):
                 return False
         return True
     if t is list:
-        return len(new) == len(old) and all(unchanged(x, y) for x, y in zip(new, old, strict=True))
-    return bool(new == old)
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
