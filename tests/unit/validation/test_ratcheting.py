@@ -791,7 +791,7 @@ def test_message_expression_failure_ratchets_with_its_rule() -> None:
         n={
             "type": "integer",
             "x-kubernetes-validations": [
-                rule("self >= 10", messageExpression="'n is ' + string(self) + ', need 10'")
+                rule("self >= 10", messageExpression="'n is %d, need 10'.format([self])")
             ],
         },
         other=STR,
