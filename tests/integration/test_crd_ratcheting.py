@@ -413,6 +413,25 @@ def tab_spec(tight: bool) -> Object:
         "closed": {"type": "object", "additionalProperties": False} if tight else string_map(),
         # A nullable field that loses nullable: its null is dropped on decoding.
         "dropped": s() if tight else s(nullable=True),
+        # A list that becomes a set: duplicates follow the older rule of list types.
+        "dupes": {
+            "type": "array",
+            "items": s(),
+            **({"x-kubernetes-list-type": "set"} if tight else {}),
+        },
+        # Fields no schema describes: the object never compares equal to its old self.
+        "free": {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+            "properties": {"n": i(maximum=5) if tight else i()},
+            **({"maxProperties": 1} if tight else {}),
+        },
+        # An embedded object that becomes an embedded resource: its metadata is validated.
+        "template": {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+            **({"x-kubernetes-embedded-resource": True} if tight else {}),
+        },
     }
     for k in KEYWORDS:
         properties[k.id] = k.tight if tight else k.loose
@@ -442,6 +461,10 @@ PORTS = [
     {"name": "admin", "port": 9090},
     {"name": "dns", "port": 53},
 ]
+
+
+#: A name no embedded resource may have (embedded names are path segments, upstream).
+TEMPLATE = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a/b"}}
 
 
 @dataclass
@@ -493,6 +516,11 @@ def tabs(kapi_server: KapiServer) -> Iterator[Tabs]:
             tab("dropped", dropped=None),
             tab("status"),
             tab("twice", minLength="ab", maximum=15),
+            tab("dupes", dupes=["a", "a"]),
+            tab("dupes-later", dupes=["a", "b"]),
+            tab("free-n", free={"n": 10}),
+            tab("free-props", free={"n": 1, "extra": True}),
+            tab("template", template=TEMPLATE),
         ]
         for obj in objects:
             response = http.post(collection, json=obj)
@@ -637,6 +665,14 @@ def rule_spec(tight: bool) -> Object:
             "tier": s(**rules(TIER_RULE)),
             # A blocking schema error (too long) makes upstream skip the rules, unless forgiven.
             "label": s(maxLength=3) if tight else s(),
+            # fieldPath and reason shape the warning as they shape the error.
+            "bounds": {
+                "type": "object",
+                "properties": {"min": i(), "max": i()},
+                **({"x-kubernetes-validations": [BOUNDS_RULE]} if tight else {}),
+            },
+            # Items of an atomic list pair with nothing: they ratchet with the whole list.
+            "tags": {"type": "array", "items": s(**rules(TAGS_RULE))},
         },
     }
 
@@ -654,6 +690,14 @@ def rule_object(name: str, **spec: Any) -> Object:
     }
 
 
+TAGS_RULE = "self.size() <= 3"
+BOUNDS_RULE = {
+    "rule": LIMITS_RULE,
+    "message": "max below min",
+    "fieldPath": ".max",
+    "reason": "FieldValueForbidden",
+}
+BOUNDS_ERROR = "spec.bounds.max: Forbidden: max below min"
 COUNT_WARNING = f"spec.count: Invalid value: 4: failed rule: {COUNT_RULE}"
 LIMITS_ERROR = f"spec.limits: Invalid value: failed rule: {LIMITS_RULE}"
 
@@ -672,6 +716,8 @@ def rules(kapi_server: KapiServer) -> Iterator[Tabs]:
             rule_object("limits", limits={"min": 5, "max": 1}),
             rule_object("tier", tier="legacy"),
             rule_object("mixed", label="long", count=4),
+            rule_object("bounds", bounds={"min": 5, "max": 1}),
+            rule_object("tags", tags=["long-tag", "ok"]),
         ):
             response = http.post(collection, json=obj)
             assert response.status_code == 201, response.text
@@ -679,6 +725,13 @@ def rules(kapi_server: KapiServer) -> Iterator[Tabs]:
         yield Tabs(http, namespace, collection)
         remove(http, loose)
         http.delete(f"/api/v1/namespaces/{namespace}")
+
+
+def header(text: str) -> str:
+    """A ``Warning`` header as upstream writes it: code 299, no agent, the text quoted with
+    its backslashes and double quotes escaped."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
 
 
 def rule_refused(rules: Tabs, obj: Object, errors: str) -> None:
@@ -696,7 +749,7 @@ def test_failed_rule_on_an_unchanged_value_is_a_warning(rules: Tabs) -> None:
     obj["spec"]["other"] = "after"
     response = rules.http.put(rules.url("count"), json=obj)
     assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [f'299 - "{COUNT_WARNING}"']
+    assert response.headers.get_list("warning") == [header(COUNT_WARNING)]
     assert rules.get("count")["spec"] == {"other": "after", "count": 4}
 
 
@@ -711,7 +764,7 @@ def test_failed_rule_on_an_object_omits_the_value(rules: Tabs) -> None:
     obj["spec"]["other"] = "after"
     response = rules.http.put(rules.url("limits"), json=obj)
     assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [f'299 - "{LIMITS_ERROR}"']
+    assert response.headers.get_list("warning") == [header(LIMITS_ERROR)]
     obj = rules.get("limits")
     obj["spec"]["limits"]["max"] = 2
     rule_refused(rules, obj, LIMITS_ERROR)
@@ -728,7 +781,7 @@ def test_forgiven_schema_error_does_not_skip_the_rules(rules: Tabs) -> None:
     obj["spec"]["other"] = "after"
     response = rules.http.put(rules.url("mixed"), json=obj)
     assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [f'299 - "{COUNT_WARNING}"']
+    assert response.headers.get_list("warning") == [header(COUNT_WARNING)]
     obj = rules.get("mixed")
     obj["spec"]["label"] = "longer"
     rule_refused(
@@ -738,6 +791,29 @@ def test_forgiven_schema_error_does_not_skip_the_rules(rules: Tabs) -> None:
         '<nil>: Invalid value: "null": some validation rules were not checked because the '
         "object was invalid; correct the existing errors to complete validation]",
     )
+
+
+def test_warning_carries_the_rules_field_path_and_reason(rules: Tabs) -> None:
+    obj = rules.get("bounds")
+    obj["spec"]["other"] = "after"
+    response = rules.http.put(rules.url("bounds"), json=obj)
+    assert response.status_code == 200, response.text
+    assert response.headers.get_list("warning") == [header(BOUNDS_ERROR)]
+    obj = rules.get("bounds")
+    obj["spec"]["bounds"]["min"] = 6
+    rule_refused(rules, obj, BOUNDS_ERROR)
+
+
+def test_rules_on_atomic_list_items_ratchet_with_the_list(rules: Tabs) -> None:
+    error = f'spec.tags[0]: Invalid value: "long-tag": failed rule: {TAGS_RULE}'
+    obj = rules.get("tags")
+    obj["spec"]["other"] = "after"
+    response = rules.http.put(rules.url("tags"), json=obj)
+    assert response.status_code == 200, response.text
+    assert response.headers.get_list("warning") == [header(error)]
+    obj = rules.get("tags")
+    obj["spec"]["tags"] = ["long-tag", "ok", "new"]
+    rule_refused(rules, obj, error)
 
 
 def test_create_never_ratchets_a_rule(rules: Tabs) -> None:
@@ -1024,3 +1100,45 @@ def test_kubectl_create_of_the_old_value_fails(kep: Kep) -> None:
     missing = kep.kubectl.run(*kep("get", "mykind", "z"))
     assert missing.returncode == 1, str(missing)
     assert missing.err_lines == [f'Error from server (NotFound): mykinds.{KEP_GROUP} "z" not found']
+
+
+def test_set_duplicates_follow_the_older_list_type_rule(tabs: Tabs) -> None:
+    """Duplicates of a set are reported only when the old object had none (upstream's
+    strategy, older than ratcheting): changed or not, they pass while the old list had some."""
+    obj = tabs.get("dupes")
+    obj["spec"]["other"] = "after"
+    obj = tabs.accepted(obj)
+    obj["spec"]["dupes"] = ["a", "a", "b"]
+    assert tabs.accepted(obj)["spec"]["dupes"] == ["a", "a", "b"]
+    obj = tabs.get("dupes-later")
+    obj["spec"]["dupes"] = ["a", "b", "a"]
+    tabs.refused(obj, 'spec.dupes[2]: Duplicate value: "a"')
+
+
+def test_declared_field_of_a_preserved_object_ratchets(tabs: Tabs) -> None:
+    obj = tabs.get("free-n")
+    obj["spec"]["other"] = "after"
+    assert tabs.accepted(obj)["spec"]["free"] == {"n": 10}
+    obj = tabs.get("free-n")
+    obj["spec"]["free"] = {"n": 11}
+    tabs.refused(
+        obj, "spec.free.n: Invalid value: 11: spec.free.n in body should be less than or equal to 5"
+    )
+
+
+def test_preserved_object_with_unknown_fields_never_ratchets(tabs: Tabs) -> None:
+    """Upstream's CorrelatedObject finds no schema for ``extra``: ``free`` is never equal to
+    its old value, so its own error is reported on an update of another field."""
+    obj = tabs.get("free-props")
+    obj["spec"]["other"] = "after"
+    tabs.refused(obj, "spec.free: Too many: 2: must have at most 1 item")
+
+
+def test_embedded_resource_errors_never_ratchet(tabs: Tabs) -> None:
+    obj = tabs.get("template")
+    assert obj["spec"]["template"] == TEMPLATE
+    obj["spec"]["other"] = "after"
+    tabs.refused(
+        obj,
+        """spec.template.metadata.name: Invalid value: "a/b": may not contain '/'""",
+    )
