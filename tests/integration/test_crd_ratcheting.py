@@ -671,6 +671,8 @@ def rule_spec(tight: bool) -> Object:
                 "properties": {"min": i(), "max": i()},
                 **({"x-kubernetes-validations": [BOUNDS_RULE]} if tight else {}),
             },
+            # optionalOldSelf: the rule runs on creates too (only while the gate is on).
+            "level": i(**({"x-kubernetes-validations": [LEVEL_RULE]} if tight else {})),
             # Items of an atomic list pair with nothing: they ratchet with the whole list.
             "tags": {"type": "array", "items": s(**rules(TAGS_RULE))},
         },
@@ -697,6 +699,11 @@ BOUNDS_RULE = {
     "fieldPath": ".max",
     "reason": "FieldValueForbidden",
 }
+LEVEL_RULE = {
+    "rule": "oldSelf.hasValue() ? self >= oldSelf.value() : self >= 1",
+    "optionalOldSelf": True,
+    "message": "level may only grow",
+}
 BOUNDS_ERROR = "spec.bounds.max: Forbidden: max below min"
 COUNT_WARNING = f"spec.count: Invalid value: 4: failed rule: {COUNT_RULE}"
 LIMITS_ERROR = f"spec.limits: Invalid value: failed rule: {LIMITS_RULE}"
@@ -718,6 +725,7 @@ def rules(kapi_server: KapiServer) -> Iterator[Tabs]:
             rule_object("mixed", label="long", count=4),
             rule_object("bounds", bounds={"min": 5, "max": 1}),
             rule_object("tags", tags=["long-tag", "ok"]),
+            rule_object("level", level=5),
         ):
             response = http.post(collection, json=obj)
             assert response.status_code == 201, response.text
@@ -821,6 +829,22 @@ def test_create_never_ratchets_a_rule(rules: Tabs) -> None:
     message = f'{RULE_KIND}.{GROUP} "fresh" is invalid: {COUNT_WARNING}'
     assert_status(response, 422, "Invalid", message)
     assert_status(rules.http.get(rules.url("fresh")), 404, "NotFound")
+
+
+def test_optional_old_self_rule_runs_on_create_and_is_never_ratcheted(rules: Tabs) -> None:
+    response = rules.http.post(rules.collection, json=rule_object("low", level=0))
+    message = (
+        f'{RULE_KIND}.{GROUP} "low" is invalid: spec.level: Invalid value: 0: level may only grow'
+    )
+    assert_status(response, 422, "Invalid", message)
+    obj = rules.get("level")
+    obj["spec"]["other"] = "after"
+    response = rules.http.put(rules.url("level"), json=obj)
+    assert response.status_code == 200, response.text
+    assert "warning" not in response.headers, response.headers
+    obj = rules.get("level")
+    obj["spec"]["level"] = 4
+    rule_refused(rules, obj, "spec.level: Invalid value: 4: level may only grow")
 
 
 # --- metrics ------------------------------------------------------------------------------------
@@ -957,6 +981,19 @@ def test_gate_off_status_update_still_runs_rules_on_the_whole_object(gate_off: T
     obj = gate_off.get("rule")
     obj["status"] = {"phase": "Ready"}
     gate_refused(gate_off, obj, COUNT_WARNING, "/status")
+
+
+def test_gate_off_drops_optional_old_self_from_new_crds(gate_off: Tabs) -> None:
+    """Upstream's dropDisabledFields: a CRD that does not use optionalOldSelf yet loses it."""
+    rule = {"rule": "self == oldSelf", "optionalOldSelf": True}
+    field = s(**{"x-kubernetes-validations": [rule]})
+    crd = crd_of("optionaltabs", "OptionalTab", {"type": "object", "properties": {"f": field}})
+    response = gate_off.http.post(CRDS, json=crd)
+    assert response.status_code == 201, response.text
+    for stored in (response.json(), gate_off.http.get(f"{CRDS}/{crd['metadata']['name']}").json()):
+        schema = stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        f = schema["properties"]["spec"]["properties"]["f"]
+        assert f["x-kubernetes-validations"] == [{"rule": "self == oldSelf"}]
 
 
 def test_gate_off_records_no_ratcheting(gate_off: Tabs) -> None:
