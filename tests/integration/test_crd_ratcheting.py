@@ -413,6 +413,8 @@ def tab_spec(tight: bool) -> Object:
         "closed": {"type": "object", "additionalProperties": False} if tight else string_map(),
         # A nullable field that loses nullable: its null is dropped on decoding.
         "dropped": s() if tight else s(nullable=True),
+        # A number: a whole float (5.0) is stored as Go writes it (5), an integer.
+        "number": {"type": "number", **({"maximum": 3} if tight else {})},
         # A list that becomes a set: duplicates follow the older rule of list types.
         "dupes": {
             "type": "array",
@@ -521,11 +523,13 @@ def tabs(kapi_server: KapiServer) -> Iterator[Tabs]:
             tab("free-n", free={"n": 10}),
             tab("free-props", free={"n": 1, "extra": True}),
             tab("template", template=TEMPLATE),
+            tab("whole-float", number=5.0),
+            tab("whole-float-int", number=5.0),
         ]
         for obj in objects:
             response = http.post(collection, json=obj)
             assert response.status_code == 201, response.text
-            assert response.json()["spec"] == obj["spec"]
+            assert response.json()["spec"] == obj["spec"]  # 5.0 == 5 in Python
         status = http.get(f"{collection}/status").json()
         status["status"] = {"phase": "Pending", "message": "starting"}
         assert http.put(f"{collection}/status/status", json=status).status_code == 200
@@ -1137,6 +1141,25 @@ def test_kubectl_create_of_the_old_value_fails(kep: Kep) -> None:
     missing = kep.kubectl.run(*kep("get", "mykind", "z"))
     assert missing.returncode == 1, str(missing)
     assert missing.err_lines == [f'Error from server (NotFound): mykinds.{KEP_GROUP} "z" not found']
+
+
+def test_number_sent_back_as_read_ratchets(tabs: Tabs) -> None:
+    obj = tabs.get("whole-float")
+    obj["spec"]["other"] = "after"
+    assert tabs.accepted(obj)["spec"]["number"] == 5
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="kapi stores and returns a whole float as 5.0; upstream (Go's encoding/json) writes "
+    "5, which reads back as an int64: an update sending 5 is unchanged upstream (200) but "
+    "changed for kapi (422), and one sending 5.0 is changed upstream (422) but not for kapi",
+)
+def test_whole_float_is_stored_as_an_integer(tabs: Tabs) -> None:
+    obj = tabs.get("whole-float-int")
+    assert type(obj["spec"]["number"]) is int, obj["spec"]
+    obj["spec"].update(other="after", number=5)
+    assert tabs.accepted(obj)["spec"]["number"] == 5
 
 
 def test_set_duplicates_follow_the_older_list_type_rule(tabs: Tabs) -> None:
