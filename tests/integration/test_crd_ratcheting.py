@@ -1202,3 +1202,43 @@ def test_embedded_resource_errors_never_ratchet(tabs: Tabs) -> None:
         obj,
         """spec.template.metadata.name: Invalid value: "a/b": may not contain '/'""",
     )
+
+
+def _patch(kind: str, field: str, value: Any, name: str) -> Any:
+    if kind == "application/json-patch+json":
+        return [{"op": "replace", "path": f"/spec/{field}", "value": value}]
+    if kind == "application/apply-patch+yaml":
+        return {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": TAB_KIND,
+            "metadata": {"name": name},
+            "spec": {field: value},
+        }
+    return {"spec": {field: value}}
+
+
+PATCH_TYPES = [
+    "application/merge-patch+json",
+    "application/json-patch+json",
+    "application/apply-patch+yaml",
+]
+
+
+@pytest.mark.parametrize("content_type", PATCH_TYPES)
+def test_patches_ratchet_as_updates_do(tabs: Tabs, content_type: str) -> None:
+    name = "kw-pattern"
+    url = tabs.url(name)
+    params = {"fieldManager": "ratchet-test"}
+    if content_type == "application/apply-patch+yaml":
+        params["force"] = "true"  # spec.other is another manager's
+    headers = {"content-type": content_type}
+    body = _patch(content_type, "other", content_type, name)
+    response = tabs.http.patch(url, params=params, headers=headers, json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["spec"] == {"other": content_type, "pattern": "AB"}
+    before = tabs.get(name)
+    body = _patch(content_type, "pattern", "CD", name)
+    response = tabs.http.patch(url, params=params, headers=headers, json=body)
+    error = """spec.pattern: Invalid value: "CD": spec.pattern in body should match '^[a-z]+$'"""
+    assert_status(response, 422, "Invalid", f'{TAB_QUALIFIED} "{name}" is invalid: {error}')
+    assert tabs.get(name) == before, "a refused patch changed storage"
