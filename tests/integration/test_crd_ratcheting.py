@@ -413,6 +413,7 @@ def tab_spec(tight: bool) -> Object:
         "closed": {"type": "object", "additionalProperties": False} if tight else string_map(),
         # A nullable field that loses nullable: its null is dropped on decoding.
         "dropped": s() if tight else s(nullable=True),
+        "replicas": i(maximum=5) if tight else i(),
         # A number: a whole float (5.0) is stored as Go writes it (5), an integer.
         "number": {"type": "number", **({"maximum": 3} if tight else {})},
         # A list that becomes a set: duplicates follow the older rule of list types.
@@ -442,11 +443,17 @@ def tab_spec(tight: bool) -> Object:
 
 def tab_status(tight: bool) -> Object:
     phase = s(enum=["Ready", "Failed"]) if tight else s()
-    return {"type": "object", "properties": {"phase": phase, "message": s()}}
+    return {"type": "object", "properties": {"phase": phase, "message": s(), "replicas": i()}}
 
 
 def tab_crd(tight: bool) -> Object:
-    return crd_of(TAB_PLURAL, TAB_KIND, tab_spec(tight), tab_status(tight))
+    """RatchetTab, with status and scale subresources (replicas in spec and status)."""
+    crd = crd_of(TAB_PLURAL, TAB_KIND, tab_spec(tight), tab_status(tight))
+    crd["spec"]["versions"][0]["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.replicas",
+        "statusReplicasPath": ".status.replicas",
+    }
+    return crd
 
 
 def tab(name: str, **spec: Any) -> Object:
@@ -523,6 +530,7 @@ def tabs(kapi_server: KapiServer) -> Iterator[Tabs]:
             tab("free-n", free={"n": 10}),
             tab("free-props", free={"n": 1, "extra": True}),
             tab("template", template=TEMPLATE),
+            tab("scaled", minLength="ab", replicas=1),
             tab("whole-float", number=5.0),
             tab("whole-float-int", number=5.0),
         ]
@@ -1141,6 +1149,25 @@ def test_kubectl_create_of_the_old_value_fails(kep: Kep) -> None:
     missing = kep.kubectl.run(*kep("get", "mykind", "z"))
     assert missing.returncode == 1, str(missing)
     assert missing.err_lines == [f'Error from server (NotFound): mykinds.{KEP_GROUP} "z" not found']
+
+
+def test_scale_updates_ratchet(tabs: Tabs) -> None:
+    url = tabs.url("scaled") + "/scale"
+    scale = tabs.http.get(url).json()
+    assert scale["spec"] == {"replicas": 1}
+    scale["spec"]["replicas"] = 2
+    response = tabs.http.put(url, json=scale)
+    assert response.status_code == 200, response.text
+    assert tabs.get("scaled")["spec"] == {"other": "before", "minLength": "ab", "replicas": 2}
+    before = tabs.get("scaled")
+    scale = response.json()
+    scale["spec"]["replicas"] = 6
+    response = tabs.http.put(url, json=scale)
+    error = (
+        "spec.replicas: Invalid value: 6: spec.replicas in body should be less than or equal to 5"
+    )
+    assert_status(response, 422, "Invalid", f'{TAB_QUALIFIED} "scaled" is invalid: {error}')
+    assert tabs.get("scaled") == before, "a refused scale update changed storage"
 
 
 def test_number_sent_back_as_read_ratchets(tabs: Tabs) -> None:
