@@ -685,10 +685,25 @@ def rule_spec(tight: bool) -> Object:
             },
             # optionalOldSelf: the rule runs on creates too (only while the gate is on).
             "level": i(**({"x-kubernetes-validations": [LEVEL_RULE]} if tight else {})),
+            # Items of a map list pair by key: reordered, they are unchanged.
+            "routes": {
+                "type": "array",
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {"name": s(), "port": i()},
+                    **rules(ROUTE_RULE),
+                },
+            },
             # Items of an atomic list pair with nothing: they ratchet with the whole list.
             "tags": {"type": "array", "items": s(**rules(TAGS_RULE))},
         },
     }
+
+
+ROUTES = [{"name": "a", "port": 200}, {"name": "b", "port": 300}, {"name": "c", "port": 1}]
 
 
 def rule_crd(tight: bool) -> Object:
@@ -711,6 +726,7 @@ BOUNDS_RULE = {
     "fieldPath": ".max",
     "reason": "FieldValueForbidden",
 }
+ROUTE_RULE = "self.port <= 100"
 LEVEL_RULE = {
     "rule": "oldSelf.hasValue() ? self >= oldSelf.value() : self >= 1",
     "optionalOldSelf": True,
@@ -738,6 +754,7 @@ def rules(kapi_server: KapiServer) -> Iterator[Tabs]:
             rule_object("bounds", bounds={"min": 5, "max": 1}),
             rule_object("tags", tags=["long-tag", "ok"]),
             rule_object("level", level=5),
+            rule_object("routes", routes=ROUTES),
         ):
             response = http.post(collection, json=obj)
             assert response.status_code == 201, response.text
@@ -834,6 +851,26 @@ def test_rules_on_atomic_list_items_ratchet_with_the_list(rules: Tabs) -> None:
     obj = rules.get("tags")
     obj["spec"]["tags"] = ["long-tag", "ok", "new"]
     rule_refused(rules, obj, error)
+
+
+def test_rules_on_map_list_items_ratchet_by_key(rules: Tabs) -> None:
+    def route_error(index: int) -> str:
+        return f"spec.routes[{index}]: Invalid value: failed rule: {ROUTE_RULE}"
+
+    obj = rules.get("routes")
+    obj["spec"]["routes"] = [ROUTES[2], ROUTES[1], ROUTES[0]]
+    response = rules.http.put(rules.url("routes"), json=obj)
+    assert response.status_code == 200, response.text
+    assert response.headers.get_list("warning") == [header(route_error(1)), header(route_error(2))]
+    # One item changed: its failure is an error, the other's still a warning.
+    obj = rules.get("routes")
+    obj["spec"]["routes"][1] = {"name": "b", "port": 301}
+    before = rules.get("routes")
+    response = rules.http.put(rules.url("routes"), json=obj)
+    message = f'{RULE_KIND}.{GROUP} "routes" is invalid: {route_error(1)}'
+    assert_status(response, 422, "Invalid", message)
+    assert response.headers.get_list("warning") == [header(route_error(2))]
+    assert rules.get("routes") == before, "a refused update changed storage"
 
 
 def test_create_never_ratchets_a_rule(rules: Tabs) -> None:
