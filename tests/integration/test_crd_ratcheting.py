@@ -443,7 +443,9 @@ def tab_spec(tight: bool) -> Object:
 
 def tab_status(tight: bool) -> Object:
     phase = s(enum=["Ready", "Failed"]) if tight else s()
-    return {"type": "object", "properties": {"phase": phase, "message": s(), "replicas": i()}}
+    code = s(pattern="^[A-Z]+$") if tight else s()
+    properties = {"phase": phase, "message": s(), "replicas": i(), "code": code}
+    return {"type": "object", "properties": properties}
 
 
 def tab_crd(tight: bool) -> Object:
@@ -955,7 +957,8 @@ def gate_crd(tight: bool) -> Object:
             "count": i(**({"x-kubernetes-validations": [{"rule": COUNT_RULE}]} if tight else {})),
         },
     }
-    status = {"type": "object", "properties": {"phase": s()}}
+    code = s(pattern="^[A-Z]+$") if tight else s()
+    status = {"type": "object", "properties": {"phase": s(), "code": code}}
     return crd_of(GATE_PLURAL, GATE_KIND, spec, status)
 
 
@@ -1024,6 +1027,23 @@ def test_gate_off_status_update_validates_status_only(gate_off: Tabs) -> None:
     response = gate_off.http.put(gate_off.url("schema") + "/status", json=obj)
     assert response.status_code == 200, response.text
     assert gate_off.get("schema")["status"] == {"phase": "Ready"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="with the gate off, upstream's ValidateCustomResourceUpdate validates status with a "
+    "nil field path (the status prefix is lost: 'code: Invalid value: ... code in body'); "
+    "kapi answers 'status.code: Invalid value: ... status.code in body'",
+)
+def test_gate_off_status_update_errors_lose_the_status_prefix(gate_off: Tabs) -> None:
+    obj = gate_off.get("rule")  # count 4: its rule fails too, rules see the whole object
+    obj["status"] = {"code": "bad"}
+    gate_refused(
+        gate_off,
+        obj,
+        f"""[code: Invalid value: "bad": code in body should match '^[A-Z]+$', {COUNT_WARNING}]""",
+        "/status",
+    )
 
 
 def test_gate_off_status_update_still_runs_rules_on_the_whole_object(gate_off: Tabs) -> None:
@@ -1186,6 +1206,22 @@ def test_kubectl_create_of_the_old_value_fails(kep: Kep) -> None:
     missing = kep.kubectl.run(*kep("get", "mykind", "z"))
     assert missing.returncode == 1, str(missing)
     assert missing.err_lines == [f'Error from server (NotFound): mykinds.{KEP_GROUP} "z" not found']
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="upstream validates a /status update with a validator rooted at the status schema, "
+    "so kube-openapi's message names the field relative to status ('code in body should "
+    "match'); kapi validates the whole object and writes 'status.code in body should match'",
+)
+def test_status_update_errors_name_the_field_from_the_status_root(tabs: Tabs) -> None:
+    obj = tabs.get("status")
+    obj["status"]["code"] = "bad"
+    tabs.refused(
+        obj,
+        """status.code: Invalid value: "bad": code in body should match '^[A-Z]+$'""",
+        "/status",
+    )
 
 
 def test_scale_updates_ratchet(tabs: Tabs) -> None:
