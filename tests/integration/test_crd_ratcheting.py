@@ -520,7 +520,7 @@ def tabs(kapi_server: KapiServer) -> Iterator[Tabs]:
         loose = tab_crd(tight=False)
         install(http, loose)
         collection = f"/apis/{GROUP}/v1/namespaces/{namespace}/{TAB_PLURAL}"
-        objects = [tab(f"kw-{k.id.lower()}", **{k.id: k.old}) for k in KEYWORDS]
+        objects = [tab(kw_name(k), **{k.id: k.old}) for k in KEYWORDS]
         objects += [
             tab("ports", ports=PORTS),
             tab("closed", closed={"x": "1"}),
