@@ -11,8 +11,11 @@ unchanged), 3 when it cannot check.
 from __future__ import annotations
 
 import copy
+import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -344,6 +347,60 @@ def test_check_refuses_other_kinds(kapi: Kapi, tmp_path: Path) -> None:
     done = kapi.run("crd", "check", "-f", str(path))
     assert done.returncode == 3, done
     assert done.err_lines == [f"error: {path}: ConfigMap is not a CustomResourceDefinition"]
+
+
+class _OtherServer(BaseHTTPRequestHandler):
+    """A server that is not kapi: it answers ``/version`` as kube-apiserver does."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"major": "1", "minor": "34", "gitVersion": "v1.34.1"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def test_check_refuses_a_server_that_is_not_kapi(kapi: Kapi, tmp_path: Path) -> None:
+    """Without the report, another server's dry run would read as "every object accepted"."""
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _OtherServer)
+    thread = threading.Thread(target=other.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = tmp_path / "kubeconfig"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [
+                        {
+                            "name": "k",
+                            "cluster": {"server": f"http://127.0.0.1:{other.server_port}"},
+                        }
+                    ],
+                    "users": [{"name": "k", "user": {}}],
+                    "contexts": [{"name": "k", "context": {"cluster": "k", "user": "k"}}],
+                    "current-context": "k",
+                }
+            )
+        )
+        crd = widget_crd(unique("preflight") + ".example.com")
+        done = Kapi({**kapi.env, "KUBECONFIG": str(config)}).run(
+            "crd", "check", "-f", manifest(tmp_path, crd)
+        )
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert done.returncode == 3, done
+    assert done.stdout == ""
+    assert done.err_lines == [
+        "error: the server (v1.34.1) is not kapi: "
+        "the pre-flight report of a dry-run CRD update is a kapi extension"
+    ]
 
 
 # -- with ratcheting off ---------------------------------------------------------------------

@@ -33,6 +33,7 @@ and prints the report as a table.
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -51,6 +52,8 @@ from kapi.runtime.cooperative import CHUNK, pause
 from kapi.runtime.objects import deep_copy
 from kapi.runtime.scheme import ResourceVersion
 from kapi.webhook import WebhookClientManager
+
+log = logging.getLogger(__name__)
 
 #: Every warning of the report starts with this, so clients can tell them from others.
 PREFIX = "preflight: "
@@ -330,8 +333,13 @@ class CRDPreflight:
         store = self._store_of(old)
         if store is None:  # not established yet: nothing can be stored
             return
-        report = await check_objects(new, stored_objects(store), self._clients, self._gates)
         request = current_request()
+        try:
+            report = await check_objects(new, stored_objects(store), self._clients, self._gates)
+        except Exception as exc:  # the report is advice: it must not fail the dry run
+            log.exception("pre-flight report of %s failed", attributes.name)
+            request.add_warning(f"{PREFIX}the stored objects could not be checked: {exc}")
+            return
         for text in report.warnings():
             request.add_warning(text)
 

@@ -13,8 +13,9 @@ to check: a CRD that does not exist yet, or whose spec is unchanged); 1 some
 objects are rejected on create but an update that leaves them unchanged is
 accepted (they ratchet); 2 some objects are rejected even by an unchanged
 update; 3 the check could not be done (a file, connection or API error, such
-as the new CRD itself being invalid).  argparse's own usage errors exit 2
-before anything is checked, as for every ``kapi`` command.
+as the new CRD itself being invalid, or a server that is not kapi).
+argparse's own usage errors exit 2 before anything is checked, as for every
+``kapi`` command.
 """
 
 from __future__ import annotations
@@ -129,7 +130,15 @@ class _Collector:
 
 
 def check(s: Session, args: argparse.Namespace, outcome: Outcome) -> None:
-    for source, obj in read_manifests(args.filename, "crd check"):
+    manifests = read_manifests(args.filename, "crd check")
+    version = s.client.request("GET", "/version").body
+    if "+kapi." not in str(version.get("gitVersion", "")):
+        # Another server answers the dry run without a report: silence would read as "all good".
+        raise CommandError(
+            f"the server ({version.get('gitVersion', 'unknown version')}) is not kapi: "
+            "the pre-flight report of a dry-run CRD update is a kapi extension"
+        )
+    for source, obj in manifests:
         if obj.get("kind") != "CustomResourceDefinition":
             raise CommandError(
                 f"{source}: {obj.get('kind') or 'an object without kind'} is not a "
