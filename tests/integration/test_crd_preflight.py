@@ -208,6 +208,36 @@ def test_no_report_without_dry_run_or_without_a_spec_change(widgets: Widgets) ->
     assert NOT_EMBEDDED in refused.json()["message"]
 
 
+def test_a_field_the_new_schema_drops_is_still_in_the_old_object(widgets: Widgets) -> None:
+    """A read still has the dropped field, the request that sends it back does not: the
+    object holding it has changed, so a rule on that object is not forgiven."""
+    new = copy.deepcopy(widgets.crd)
+    new["metadata"].pop("resourceVersion")
+    spec = new["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    del spec["properties"]["tags"]
+    spec["x-kubernetes-validations"] = [{"rule": "self.count >= 10"}]
+    dry_run = widgets.http.put(widgets.crd_path, params={"dryRun": "All"}, json=new)
+    assert dry_run.status_code == 200, dry_run.text
+    rule = "spec: Invalid value: failed rule: self.count >= 10"
+    assert warnings(dry_run)[1:] == [f"preflight: v1 {widgets.namespace}/low: {REJECTED}: {rule}"]
+    # The server then does what the report said.
+    assert widgets.http.put(widgets.crd_path, json=new).status_code == 200
+    low_path = f"{widgets.objects_path}/low"
+
+    def refused() -> httpx.Response | None:
+        answer = widgets.http.put(low_path, json=widgets.http.get(low_path).json())
+        return answer if answer.status_code == 422 else None
+
+    answer = eventually(refused, what="the new schema to be served")
+    assert answer.json()["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": "Invalid value: failed rule: self.count >= 10",
+            "field": "spec",
+        }
+    ]
+
+
 def test_report_is_bounded_with_the_summary_first(http: httpx.Client, namespace: str) -> None:
     widgets = install(http, namespace)
     for i in range(25):

@@ -10,11 +10,13 @@ twice:
 
 * as a **create** would see it: pruned and defaulted by the version's schema,
   prepared for create (a status subresource's ``status`` is dropped), validated;
-* as an **update that changes nothing** would see it: the same object as both
-  old and new, validated as an update, so with ``CRDValidationRatcheting`` on
-  errors on unchanged values are forgiven, and what the engine never forgives
-  (embedded-resource errors, transition rules, new list-type duplicates, rule
-  evaluation errors) is still reported.
+* as an **update that changes nothing** would see it: the object as a read
+  answers it (defaulted, not pruned) is the old object, and that read decoded
+  as a request body (pruned, defaulted) the new one; validated as an update,
+  so with ``CRDValidationRatcheting`` on errors on unchanged values are
+  forgiven, and what the engine never forgives (embedded-resource errors,
+  transition rules, new list-type duplicates, rule evaluation errors) is
+  still reported.
 
 Each (object, version) gets a :class:`Verdict`: accepted; rejected on create
 but accepted unchanged (it *ratchets*); or rejected even unchanged.
@@ -180,26 +182,39 @@ class _Version:
     serving: ResourceVersion
     strategy: CustomResourceStrategy
 
-    def prepare(self, obj: Object) -> Object:
-        """``obj`` as this version would decode it from a request: pruned and defaulted."""
-        candidate = deep_copy(obj)
-        candidate["apiVersion"] = self.api_version
-        if self.serving.pruner is not None:
-            self.serving.pruner(candidate)
+    def read(self, obj: Object) -> Object:
+        """``obj`` as a read in this version answers it: converted and defaulted (not pruned)."""
+        view = deep_copy(obj)
+        view["apiVersion"] = self.api_version
         if self.serving.defaulter is not None:
-            self.serving.defaulter(candidate)
-        return candidate
+            self.serving.defaulter(view)
+        return view
+
+    def decode(self, body: Object) -> Object:
+        """``body`` as this version decodes it from a request: pruned, then defaulted."""
+        decoded = deep_copy(body)
+        if self.serving.pruner is not None:
+            self.serving.pruner(decoded)
+        if self.serving.defaulter is not None:
+            self.serving.defaulter(decoded)
+        return decoded
 
     def check(self, obj: Object) -> tuple[Verdict, list[str]]:
-        """The verdict on ``obj`` and the errors behind it (none when accepted)."""
+        """The verdict on ``obj`` and the errors behind it (none when accepted).
+
+        The update is the one a client makes by sending back what it read: the
+        old object is the read (fields the new schema no longer knows are still
+        there), the new one is that read decoded from the request.
+        """
+        old = self.read(obj)
         try:
-            candidate = self.prepare(obj)
+            new = self.decode(old)
         except StatusError as exc:  # metadata that no longer decodes
             return Verdict.REJECTED, [exc.message]
-        created = deep_copy(candidate)
+        created = deep_copy(new)
         self.strategy.prepare_for_create(created)
         create_errors = self.strategy.validate(created)
-        update = self.strategy.check_update(candidate, deep_copy(candidate))
+        update = self.strategy.check_update(new, old)
         if update.errors:
             return Verdict.REJECTED, [str(e) for e in update.errors]
         if create_errors:
