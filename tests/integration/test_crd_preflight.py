@@ -48,11 +48,11 @@ def widget_crd(group: str) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
+        "metadata": {"name": f"sprockets.{group}"},
         "spec": {
             "group": group,
             "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "names": {"plural": "sprockets", "singular": "sprocket", "kind": "Sprocket"},
             "versions": [
                 {
                     "name": "v1",
@@ -85,7 +85,7 @@ def tightened(crd: dict[str, Any], *, embedded: bool = True) -> dict[str, Any]:
 def widget(group: str, name: str, **spec: Any) -> dict[str, Any]:
     return {
         "apiVersion": f"{group}/v1",
-        "kind": "Widget",
+        "kind": "Sprocket",
         "metadata": {"name": name},
         "spec": spec,
     }
@@ -112,11 +112,11 @@ class Widgets:
 
     @property
     def crd_path(self) -> str:
-        return f"{CRDS}/widgets.{self.group}"
+        return f"{CRDS}/sprockets.{self.group}"
 
     @property
     def objects_path(self) -> str:
-        return f"/apis/{self.group}/v1/namespaces/{self.namespace}/widgets"
+        return f"/apis/{self.group}/v1/namespaces/{self.namespace}/sprockets"
 
     def stored(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The stored CRD and widgets, to check a dry run left them alone."""
@@ -133,6 +133,7 @@ def install(http: httpx.Client, namespace: str, crd: dict[str, Any] | None = Non
     group = crd["spec"]["group"]
     response = http.post(CRDS, json=crd)
     assert response.status_code == 201, response.text
+    _created.append(f"{http.base_url}{CRDS}/{crd['metadata']['name']}".replace("//apis", "/apis"))
     widgets = Widgets(http, group, namespace, response.json())
     eventually(
         lambda: http.get(widgets.objects_path).status_code == 200, what="widgets to be served"
@@ -148,6 +149,18 @@ def install(http: httpx.Client, namespace: str, crd: dict[str, Any] | None = Non
     return widgets
 
 
+#: The CRDs a test created, deleted after it so that the shared server keeps no resources
+#: of this module's kind.
+_created: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _delete_crds() -> Iterator[None]:
+    yield
+    while _created:
+        httpx.delete(_created.pop(), timeout=10)
+
+
 @pytest.fixture
 def widgets(http: httpx.Client, namespace: str) -> Widgets:
     return install(http, namespace)
@@ -161,7 +174,7 @@ def test_dry_run_put_answers_the_report_and_stores_nothing(widgets: Widgets) -> 
     assert response.status_code == 200, response.text
     ns = widgets.namespace
     assert warnings(response) == [
-        "preflight: 2 of 3 stored Widget objects would be rejected on create by the new "
+        "preflight: 2 of 3 stored Sprocket objects would be rejected on create by the new "
         "schema: 1 accepted unchanged (ratcheting), 1 rejected even unchanged",
         f"preflight: v1 {ns}/loose: {REJECTED}: {NOT_EMBEDDED}",
         f"preflight: v1 {ns}/low: {RATCHETS}: {LOW}",
@@ -182,7 +195,7 @@ def test_dry_run_merge_patch_answers_the_same_report(widgets: Widgets) -> None:
     )
     assert response.status_code == 200, response.text
     assert warnings(response)[0] == (
-        "preflight: 2 of 3 stored Widget objects would be rejected on create by the new "
+        "preflight: 2 of 3 stored Sprocket objects would be rejected on create by the new "
         "schema: 1 accepted unchanged (ratcheting), 1 rejected even unchanged"
     )
     assert len(warnings(response)) == 3
@@ -248,7 +261,7 @@ def test_report_is_bounded_with_the_summary_first(http: httpx.Client, namespace:
     texts = warnings(response)
     # 2 of the first three and the 10 of n00..n09 below the minimum.
     assert texts[0] == (
-        "preflight: 12 of 28 stored Widget objects would be rejected on create by the new "
+        "preflight: 12 of 28 stored Sprocket objects would be rejected on create by the new "
         "schema: 11 accepted unchanged (ratcheting), 1 rejected even unchanged"
     )
     assert len(texts) == 1 + 12  # fewer than the limit: all listed, no "more" line
@@ -257,7 +270,7 @@ def test_report_is_bounded_with_the_summary_first(http: httpx.Client, namespace:
     texts = warnings(
         http.put(widgets.crd_path, params={"dryRun": "All"}, json=tightened(widgets.crd))
     )
-    assert texts[0].startswith("preflight: 25 of 41 stored Widget objects")
+    assert texts[0].startswith("preflight: 25 of 41 stored Sprocket objects")
     assert len(texts) == 1 + 20 + 1
     assert texts[-1] == "preflight: 5 more (object, version) rejections not listed"
 
@@ -301,10 +314,10 @@ def test_check_prints_the_table_and_exits_2(kapi: Kapi, widgets: Widgets, tmp_pa
     done = kapi.run("crd", "check", "-f", manifest(tmp_path, tightened(widgets.crd)))
     ns = widgets.namespace
     assert (done.returncode, done.stderr) == (2, ""), done
-    name = f"customresourcedefinition/widgets.{widgets.group}"
+    name = f"customresourcedefinition/sprockets.{widgets.group}"
     width = len(f"{ns}/loose") + 3
     assert done.out_lines == [
-        f"{name}: 2 of 3 stored Widget objects would be rejected on create by the new "
+        f"{name}: 2 of 3 stored Sprocket objects would be rejected on create by the new "
         "schema: 1 accepted unchanged (ratcheting), 1 rejected even unchanged",
         "OBJECT".ljust(width) + "VERSION   VERDICT    FIRST ERROR",
         f"{ns}/loose".ljust(width) + f"v1        rejected   {NOT_EMBEDDED}",
@@ -333,7 +346,7 @@ def test_check_exits_0_when_nothing_is_rejected(
 ) -> None:
     loosened = copy.deepcopy(widgets.crd)
     _spec_schema(loosened)["count"]["maximum"] = 100
-    name = f"customresourcedefinition/widgets.{widgets.group}"
+    name = f"customresourcedefinition/sprockets.{widgets.group}"
     done = kapi.run("crd", "check", "-f", manifest(tmp_path, loosened))
     assert (done.returncode, done.stderr) == (0, ""), done
     assert done.out_lines == [
@@ -366,7 +379,7 @@ def test_check_exits_3_when_the_server_refuses_the_crd(
     assert done.returncode == 3, done
     assert done.stdout == ""
     assert done.err_lines == [
-        f'The CustomResourceDefinition "widgets.{widgets.group}" is invalid: '
+        f'The CustomResourceDefinition "sprockets.{widgets.group}" is invalid: '
         'spec.scope: Invalid value: "Cluster": field is immutable'
     ]
 
@@ -458,7 +471,7 @@ def test_without_ratcheting_nothing_ratchets(no_ratcheting: KapiServer) -> None:
         )
         assert response.status_code == 200, response.text
         assert warnings(response) == [
-            "preflight: 1 of 3 stored Widget objects would be rejected on create by the new "
+            "preflight: 1 of 3 stored Sprocket objects would be rejected on create by the new "
             "schema: 0 accepted unchanged (ratcheting), 1 rejected even unchanged",
             f"preflight: v1 demo/low: {REJECTED}: {LOW}",
         ]
