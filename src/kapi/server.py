@@ -29,6 +29,7 @@ from kapi.admission.webhook import (
 )
 from kapi.apiextensions.controller import CRDController
 from kapi.apiextensions.crd_stores import CustomResourceStores
+from kapi.apiextensions.preflight import CRDPreflight
 from kapi.apis import builtin_resources
 from kapi.apis.apiextensions_v1 import GROUP as APIEXTENSIONS
 from kapi.audit import Auditor
@@ -133,6 +134,10 @@ class APIServer:
                 NamespaceLifecycle(self.namespace_informer, self._stored_namespace),
                 MutatingWebhookAdmission(*webhooks),
                 ValidatingWebhookAdmission(*webhooks),
+                # Last: only a dry run that every other plugin let through gets the report.
+                CRDPreflight(
+                    self.custom_resources.store, self.webhook_clients, config.feature_gates
+                ),
             ]
         )
         self.health = {

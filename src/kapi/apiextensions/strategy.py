@@ -48,6 +48,18 @@ class Ratcheting:
 
 
 @dataclass(frozen=True)
+class UpdateCheck:
+    """The outcome of validating one update, before any warning is sent or figure recorded."""
+
+    #: What rejects the update.
+    errors: list[FieldError]
+    #: Failed CEL rules forgiven because their values did not change (sent as warnings).
+    forgiven_rules: list[FieldError]
+    #: Ratcheting's figures; ``None`` when ratcheting is off.
+    stats: RatchetingStats | None
+
+
+@dataclass(frozen=True)
 class ScaleSpec:
     """A CRD's ``subresources.scale``: where replicas and the selector live."""
 
@@ -127,24 +139,36 @@ class CustomResourceStrategy(Strategy):
         Schema errors on unchanged values are dropped; failed CEL rules on them
         become warnings. Creates never ratchet (:meth:`validate`).
         """
-        return self._validate_update(new, old, self.schema.validate_update)
+        return self._report(self.check_update(new, old))
 
-    def _validate_update(
-        self, new: Object, old: Object, schema_errors: _SchemaUpdateCheck
-    ) -> list[FieldError]:
-        ratcheting = self.ratcheting
-        if ratcheting is None:
+    def check_update(self, new: Object, old: Object) -> UpdateCheck:
+        """What :meth:`validate_update` decides, without warning or counting anything.
+
+        The pre-flight report (:mod:`kapi.apiextensions.preflight`) asks this of
+        stored objects, so its verdicts are the ones a real update would get.
+        """
+        return self._check(new, old, self.schema.validate_update)
+
+    def _check(self, new: Object, old: Object, schema_errors: _SchemaUpdateCheck) -> UpdateCheck:
+        if self.ratcheting is None:
             errs = schema_errors(new, old)
-            return errs + self._rules(errs, new, old, None).errors + self._scale_errors(new)
+            rule_errors = self._rules(errs, new, old, None).errors
+            return UpdateCheck(errs + rule_errors + self._scale_errors(new), [], None)
         correlation = CorrelatedObject.for_update(new, old, self.schema.schema)
         errs = schema_errors(new, old, correlation=correlation)
         rules = self._rules(errs, new, old, correlation)
-        if rules.ratcheted:
+        errs = errs + rules.errors + self._scale_errors(new)
+        return UpdateCheck(errs, rules.ratcheted, correlation.stats)
+
+    def _report(self, checked: UpdateCheck) -> list[FieldError]:
+        """Warn about the forgiven rules, record ratcheting's figures; the errors."""
+        if checked.forgiven_rules:
             request = current_request()
-            for forgiven in rules.ratcheted:
+            for forgiven in checked.forgiven_rules:
                 request.add_warning(str(forgiven))
-        ratcheting.record(correlation.stats, len(rules.ratcheted))
-        return errs + rules.errors + self._scale_errors(new)
+        if self.ratcheting is not None and checked.stats is not None:
+            self.ratcheting.record(checked.stats, len(checked.forgiven_rules))
+        return checked.errors
 
     def warnings_on_create(self, obj: Object) -> list[str]:
         """Unqualified finalizers draw a warning (upstream ``WarningsOnCreate``)."""
@@ -181,7 +205,7 @@ class CustomResourceStrategy(Strategy):
         self, subresource: str, new: Object, old: Object
     ) -> list[FieldError]:
         """An update through ``/status``: its schema errors are the status's only."""
-        return self._validate_update(new, old, self.schema.validate_status_update)
+        return self._report(self._check(new, old, self.schema.validate_status_update))
 
     def _scale_errors(self, obj: Object) -> list[FieldError]:
         """Replica counts must be non-negative integers when present (``validateScale*``)."""

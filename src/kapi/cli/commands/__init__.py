@@ -12,6 +12,7 @@ import argparse
 
 from kapi.cli.commands import (
     apply,
+    crd,
     delete,
     deprecations,
     describe,
@@ -22,7 +23,7 @@ from kapi.cli.commands import (
     session,
 )
 
-_MODULES = (get, describe, apply, patch, delete, discovery, explain, deprecations)
+_MODULES = (get, describe, apply, patch, delete, discovery, explain, deprecations, crd)
 
 
 def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> None:
