@@ -1013,12 +1013,6 @@ def test_gate_off_failed_rules_on_unchanged_values_refuse_updates(gate_off: Tabs
     gate_refused(gate_off, obj, COUNT_WARNING)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kapi validates the whole object against the schema on a /status update; upstream "
-    "(customResourceValidator.ValidateStatusUpdate) validates only .status, so with the gate "
-    "off kapi answers 422 for the spec's unchanged invalid value where upstream answers 200",
-)
 def test_gate_off_status_update_validates_status_only(gate_off: Tabs) -> None:
     """Upstream validates only ``status`` against the schema on a status update (CEL rules
     see the whole object): the spec's invalid value does not stop it, gate or not."""
@@ -1029,12 +1023,6 @@ def test_gate_off_status_update_validates_status_only(gate_off: Tabs) -> None:
     assert gate_off.get("schema")["status"] == {"phase": "Ready"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with the gate off, upstream's ValidateCustomResourceUpdate validates status with a "
-    "nil field path (the status prefix is lost: 'code: Invalid value: ... code in body'); "
-    "kapi answers 'status.code: Invalid value: ... status.code in body'",
-)
 def test_gate_off_status_update_errors_lose_the_status_prefix(gate_off: Tabs) -> None:
     obj = gate_off.get("rule")  # count 4: its rule fails too, rules see the whole object
     obj["status"] = {"code": "bad"}
@@ -1208,12 +1196,6 @@ def test_kubectl_create_of_the_old_value_fails(kep: Kep) -> None:
     assert missing.err_lines == [f'Error from server (NotFound): mykinds.{KEP_GROUP} "z" not found']
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="upstream validates a /status update with a validator rooted at the status schema, "
-    "so kube-openapi's message names the field relative to status ('code in body should "
-    "match'); kapi validates the whole object and writes 'status.code in body should match'",
-)
 def test_status_update_errors_name_the_field_from_the_status_root(tabs: Tabs) -> None:
     obj = tabs.get("status")
     obj["status"]["code"] = "bad"

@@ -972,7 +972,9 @@ class SchemaValidator:
         validates does not block status writes); list-type errors are the whole
         object's, with the older rule of :meth:`validate_update`; embedded
         resources are not checked. With ``correlation`` (pairing the whole
-        objects), unchanged status values ratchet as in :meth:`validate_update`.
+        objects), unchanged status values ratchet as in :meth:`validate_update`
+        and errors are named from the object's root (``status.code``); without
+        it, from the status's own root (``code``), as upstream names them.
         """
         errs: list[FieldError] = []
         node = self.root.properties.get("status")
@@ -989,7 +991,9 @@ class SchemaValidator:
                 node.collect(status, "", collected)
             else:
                 node.collect_ratcheting(status, "", collected, pair)
-            errs = oe.to_field_errors(collected, "status")
+            # Upstream loses the status prefix where ratcheting is off (its non-ratcheting
+            # branch validates with a nil path): ``code: ... code in body ...``.
+            errs = oe.to_field_errors(collected, "" if correlation is None else "status")
         lists = _list_errors(self.root, new, "")
         if lists and _list_errors(self.root, old, ""):
             lists = []

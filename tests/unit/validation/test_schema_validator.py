@@ -350,7 +350,7 @@ def test_status_update_checks_only_status_and_ratchets_it() -> None:
     new = {"spec": {"a": "x"}, "status": {"n": 5, "m": "b"}}
     # The spec is not checked on a status write; the status is, below its own root.
     assert [str(e) for e in v.validate_status_update(new, old)] == [
-        "status.n: Invalid value: 5: n in body should be less than or equal to 3"
+        "n: Invalid value: 5: n in body should be less than or equal to 3"
     ]
     pair = CorrelatedObject.for_update(new, old, schema)
     assert v.validate_status_update(new, old, correlation=pair) == []

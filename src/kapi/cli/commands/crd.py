@@ -158,8 +158,9 @@ def _check_one(s: Session, obj: Object) -> int:
         )
         return EXIT_ACCEPTED
     body = copy.deepcopy(obj)
-    # An unconditional update: the check is of the new spec, whatever was stored last.
-    (body.get("metadata") or {}).pop("resourceVersion", None)
+    # The check is of the new spec against what was just read: CRDs take no unconditional
+    # update, so the dry run names the version read, as kubectl replace does.
+    body.setdefault("metadata", {})["resourceVersion"] = stored["metadata"]["resourceVersion"]
     collector = _Collector(s.client.warning_handler)
     s.client.warning_handler = collector
     try:
