@@ -11,9 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 
 from kapi.request import RequestInfo
+
+# component-base exposes no ``*_created`` series; prometheus_client would add one per counter.
+disable_created_metrics()
 
 _REQUEST_LABELS = (
     "verb",
@@ -133,7 +143,8 @@ class APIServerMetrics:
             "kapi_validation_ratcheted_errors_total",
             "[ALPHA] Validation errors on unchanged values that CRD validation ratcheting "
             "let an update through with, by resource and by where the error came from "
-            "(openapi: the schema, cel: x-kubernetes-validations, returned as warnings).",
+            "(openapi: the schema, cel: x-kubernetes-validations, returned as warnings; "
+            "declarative: a built-in kind's declared rule).",
             ("group", "resource", "source"),
             registry=self.registry,
         )
