@@ -64,7 +64,7 @@ class CorrelatedObject:
         self._root = root
         self._equal: bool | None = None
         self._children: dict[str | int, CorrelatedObject | None] | None = None
-        self._map_list: dict[Any, Any] | None = None
+        self._map_list: MapList | None = None
 
     @classmethod
     def for_update(cls, new: Any, old: Any, schema: Mapping[str, Any]) -> CorrelatedObject:
@@ -122,22 +122,13 @@ class CorrelatedObject:
         if self.schema.get("x-kubernetes-list-type") != "map":
             return None
         item = value[i]
-        previous = self._old_items().get(_map_key(self.schema, item))
+        if self._map_list is None:
+            self._map_list = MapList(self.schema, old)
+        previous = self._map_list.get(item)
         items = self.schema.get("items")
         if previous is None or not isinstance(items, Mapping):
             return None
         return CorrelatedObject(item, previous, items, self.stats)
-
-    def _old_items(self) -> dict[Any, Any]:
-        """The old list's items by map key; the first item with a key wins (as upstream)."""
-        if self._map_list is None:
-            self._map_list = {}
-            if self.schema.get("type") == "array" and self.schema.get("x-kubernetes-list-map-keys"):
-                for item in self.old:
-                    k = _map_key(self.schema, item)
-                    if k is not None and k not in self._map_list:
-                        self._map_list[k] = item
-        return self._map_list
 
     # --- comparing ------------------------------------------------------------------------------
 
@@ -190,6 +181,38 @@ def _field_schema(schema: Mapping[str, Any], name: str) -> Mapping[str, Any] | N
         return properties[name]
     additional = schema.get("additionalProperties")
     return additional if isinstance(additional, Mapping) else None
+
+
+class MapList:
+    """The items of an ``x-kubernetes-list-type: map`` list by their keys (upstream ``MapList``).
+
+    Both ratcheting and CEL's ``oldSelf`` find an item's old counterpart here:
+    the first item with the same keys, none for an item missing a key or
+    holding a non-scalar one, and none at all unless the schema is an array
+    with map keys.
+    """
+
+    __slots__ = ("_by_key", "_schema")
+
+    def __init__(self, schema: Mapping[str, Any], items: Any) -> None:
+        self._schema = schema
+        self._by_key: dict[Any, Any] = {}
+        if (
+            type(items) is list
+            and schema.get("type") == "array"
+            and schema.get("x-kubernetes-list-type") == "map"
+            and schema.get("x-kubernetes-list-map-keys")
+        ):
+            for item in items:
+                k = _map_key(schema, item)
+                if k is not None and k not in self._by_key:
+                    self._by_key[k] = item
+
+    def get(self, item: Any) -> Any:
+        """The item with ``item``'s keys, or None."""
+        if not self._by_key:
+            return None
+        return self._by_key.get(_map_key(self._schema, item))
 
 
 def _map_key(schema: Mapping[str, Any], item: Any) -> Any:

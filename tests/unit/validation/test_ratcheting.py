@@ -1179,11 +1179,10 @@ _OLD_SELF_PAIRING: list[tuple[str, list[str], list[Any], list[Any], list[str]]] 
     ("int and float keys differ", ["w"], [{"w": 1.0, "v": 2}], [{"w": 1, "v": 1}], []),
 ]
 
-# DIVERGENCES from upstream (kapi's own oldSelf lookup, evaluation.py _map_key and
-# _correlatable_items, keys items by repr() and lets the last duplicate win):
-_OLD_SELF_PAIRING_DIVERGENT: list[tuple[str, list[str], list[Any], list[Any], list[str]]] = [
+# Upstream's MapList keying (k8s.io/apiserver pkg/cel/common/maplist.go), shared by oldSelf
+# and ratcheting (kapi.validation.correlation.MapList):
+_OLD_SELF_PAIRING_AS_MAP_LIST: list[tuple[str, list[str], list[Any], list[Any], list[str]]] = [
     # maplist.go:136 keeps the first item of a key: oldSelf is v=1, the rule passes.
-    # kapi takes the last one (v=2) and reports "v is immutable".
     (
         "first duplicate is oldSelf",
         ["name"],
@@ -1192,11 +1191,9 @@ _OLD_SELF_PAIRING_DIVERGENT: list[tuple[str, list[str], list[Any], list[Any], li
         [],
     ),
     # maplist.go:48: an item without its key has no oldSelf, the rule does not run.
-    # kapi pairs the keyless items (both key None) and reports "v is immutable".
     ("item without a key has no oldSelf", ["name"], [{"v": 2}], [{"v": 1}], []),
     # maplist.go:80: several keys join floats printed with %f, 1.0000001 and 1.0000004
-    # both being 1.000000: the items pair and the rule fails. kapi compares repr() and
-    # finds no oldSelf.
+    # both being 1.000000: the items pair and the rule fails.
     (
         "multi-key floats compare as %f",
         ["name", "w"],
@@ -1204,26 +1201,16 @@ _OLD_SELF_PAIRING_DIVERGENT: list[tuple[str, list[str], list[Any], list[Any], li
         [{"name": "a", "w": 1.0000001, "v": 1}],
         _IMMUTABLE,
     ),
-    # A single float key is a Go map key, where 0.0 == -0.0: the items pair. kapi's
-    # repr() ("0.0" against "-0.0") does not.
+    # A single float key is a Go map key, where 0.0 == -0.0: the items pair.
     ("0.0 and -0.0 are one key", ["w"], [{"w": 0.0, "v": 2}], [{"w": -0.0, "v": 1}], _IMMUTABLE),
 ]
 
 
 @pytest.mark.parametrize(
     ("keys", "new", "old", "errors"),
-    [pytest.param(*case[1:], id=case[0]) for case in _OLD_SELF_PAIRING]
-    + [
-        pytest.param(
-            *case[1:],
-            id=case[0],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="DIVERGENCE: CEL oldSelf lookup in map lists differs from upstream's "
-                "MapList (see the comment on _OLD_SELF_PAIRING_DIVERGENT)",
-            ),
-        )
-        for case in _OLD_SELF_PAIRING_DIVERGENT
+    [
+        pytest.param(*case[1:], id=case[0])
+        for case in _OLD_SELF_PAIRING + _OLD_SELF_PAIRING_AS_MAP_LIST
     ],
 )
 def test_old_self_of_map_list_items_pairs_as_upstream_map_list(

@@ -28,7 +28,7 @@ from kapi.apimachinery.field_errors import OMIT_VALUE, ErrorType, FieldError, Pa
 from kapi.validation.cel import cost
 from kapi.validation.cel.compiler import OLD_SELF, OLD_SELF_LIST, SELF, CompiledRule
 from kapi.validation.cel.schema_rules import RuleNode
-from kapi.validation.correlation import CorrelatedObject
+from kapi.validation.correlation import CorrelatedObject, MapList
 
 _MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024
 _STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
@@ -185,10 +185,10 @@ def _validate(
             ):
                 return False
     elif isinstance(obj, list) and node.items is not None:
-        old_items = _correlatable_items(node.schema, old)
-        keys = node.schema.get("x-kubernetes-list-map-keys") or []
+        # Only map-list items have an oldSelf: the old item with the same keys.
+        old_items = MapList(node.schema, old)
         for i, v in enumerate(obj):
-            prev = old_items.get(_map_key(v, keys)) if old_items else None
+            prev = old_items.get(v)
             p = Path("").index(i) if path is None else path.index(i)
             if not _validate(node.items, v, prev, p, run, ratchet.index(i)):
                 return False
@@ -197,20 +197,6 @@ def _validate(
 
 def _key(path: Path | None, k: str) -> Path:
     return Path("").key(k) if path is None else path.key(k)
-
-
-def _map_key(item: Any, keys: list[str]) -> tuple[Any, ...] | None:
-    if not isinstance(item, dict):
-        return None
-    return tuple(repr(item.get(k)) for k in keys)
-
-
-def _correlatable_items(schema: dict[str, Any], old: Any) -> dict[Any, Any]:
-    """Old items by key: only ``x-kubernetes-list-type: map`` lists correlate (as upstream)."""
-    if schema.get("x-kubernetes-list-type") != "map" or not isinstance(old, list):
-        return {}
-    keys = schema.get("x-kubernetes-list-map-keys") or []
-    return {_map_key(item, keys): item for item in old}
 
 
 def _charge(run: _Run, compiled: CompiledRule, message: bool) -> int:
