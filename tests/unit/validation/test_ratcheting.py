@@ -1091,11 +1091,6 @@ def test_upstream_optional_old_self_is_an_optional(
     assert contains in errs[0].detail
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DIVERGENCE: a compile error of an optionalOldSelf rule shows kapi's internal "
-    "rewrite of the rule (cel.bind over __kapiOldSelf) and its columns, not the rule",
-)
 def test_compile_error_of_an_optional_old_self_rule_shows_the_rule_as_written() -> None:
     """cel-go compiles the rule as written (oldSelf declared as an optional), so its error
     points into that text, as it does for a rule without optionalOldSelf."""

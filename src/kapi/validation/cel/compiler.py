@@ -100,6 +100,35 @@ def _issues(err: Exception) -> str:
     return _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", str(err)))
 
 
+#: Where the rule starts in its optionalOldSelf wrapper (on the wrapper's first line).
+_WRAPPED_AT: Final = _OPTIONAL_WRAPPER.index("({})") + 1
+_ISSUE_AT = re.compile(r"^ERROR: <input>:(\d+):(\d+): ")
+
+
+def _as_written(issues: str, text: str) -> str:
+    """Errors of a rule compiled inside the optionalOldSelf wrapper, as cel-go reports
+    them for the rule as written: columns of its first line and the quoted source line
+    are the rule's own (cel-go declares ``oldSelf`` optional instead of wrapping)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    at: tuple[int, int] | None = None
+    for line in issues.split("\n"):
+        m = _ISSUE_AT.match(line)
+        if m:
+            row, col = int(m.group(1)), int(m.group(2))
+            if row == 1 and col > _WRAPPED_AT:
+                col -= _WRAPPED_AT
+                line = f"ERROR: <input>:1:{col}: " + line[m.end() :]
+            at = (row, col) if row <= len(lines) else None
+        elif at is not None and line.startswith(" | ") and not line.strip(" |.^"):
+            line = " | " + "." * (at[1] - 1) + "^"  # the caret under the column
+            at = None
+        elif at is not None and line.startswith(" | "):
+            line = " | " + lines[at[0] - 1]  # the quoted source line
+        out.append(line)
+    return "\n".join(out)
+
+
 # --- rendering the ValidationRule bad value ------------------------------------------------
 
 
@@ -502,9 +531,8 @@ def compile_node(
             try:
                 program = optional_env.compile(_OPTIONAL_WRAPPER.format(text))
             except RuntimeError as e:
-                errs.append(
-                    invalid_rule(p.child("rule"), rule, "compilation failed: " + _issues(e))
-                )
+                issues = _as_written(_issues(e), text)
+                errs.append(invalid_rule(p.child("rule"), rule, "compilation failed: " + issues))
                 continue
         program = _runtime_program(check_env, program, ast)
         out.record_cost(
