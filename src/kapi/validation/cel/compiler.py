@@ -18,7 +18,7 @@ from typing import Any, Final
 from cel_expr_python import cel
 
 from kapi.apimachinery import field_errors
-from kapi.apimachinery.field_errors import ErrorType, FieldError, Path
+from kapi.apimachinery.field_errors import FieldError, GoSyntax, Path
 from kapi.apimachinery.gotext import go_quote
 from kapi.validation.cel import checked, cost, library, strformat
 from kapi.validation.structural import rule_errors
@@ -132,41 +132,17 @@ def _as_written(issues: str, text: str) -> str:
 # --- rendering the ValidationRule bad value ------------------------------------------------
 
 
-class GoStructValue:
-    """A bad value printed with Go ``%#v``, as upstream does for the internal ValidationRule."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, GoStructValue) and other.text == self.text
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-class StructValueError(FieldError):
-    """A FieldError whose bad value is a Go struct; ``render_value`` knows only JSON."""
-
-    __slots__ = ()
-
-    def error_body(self) -> str:
-        s = f"{self.type.message}: {self.bad_value.text}"
-        return s + (": " + self.detail if self.detail else "")
-
-
 # Upstream prints the address of a non-nil pointer field; any address is as (un)informative.
 _POINTER_ADDRESS = "0xc000000000"
 
 
-def rule_go_syntax(rule: dict[str, Any]) -> GoStructValue:
+def rule_go_syntax(rule: dict[str, Any]) -> GoSyntax:
     """``%#v`` of ``apiextensions.ValidationRule`` (the internal type, field order as upstream)."""
 
     def ptr(go_type: str, set_: bool) -> str:
         return f"({go_type})({_POINTER_ADDRESS if set_ else 'nil'})"
 
-    return GoStructValue(
+    return GoSyntax(
         "apiextensions.ValidationRule{"
         f"Rule:{go_quote(rule.get('rule') or '')}, "
         f"Message:{go_quote(rule.get('message') or '')}, "
@@ -178,7 +154,7 @@ def rule_go_syntax(rule: dict[str, Any]) -> GoStructValue:
 
 
 def invalid_rule(path: Path, rule: dict[str, Any], detail: str) -> FieldError:
-    return StructValueError(ErrorType.INVALID, str(path), rule_go_syntax(rule), detail)
+    return field_errors.invalid(path, rule_go_syntax(rule), detail)
 
 
 # --- fieldPath -----------------------------------------------------------------------------
