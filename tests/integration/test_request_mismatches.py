@@ -237,3 +237,60 @@ def test_unknown_strategic_patch_directive_is_upstreams_bare_500(
             "message": message,
             "code": 500,
         }
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"dryRun": 1.401298464324817e-45, "preconditions": []},
+            "json: cannot unmarshal number into Go struct field DeleteOptions.dryRun of type "
+            "[]string",
+        ),
+        (
+            {"dryRun": "All"},
+            "json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type "
+            "[]string",
+        ),
+        (
+            {"gracePeriodSeconds": "x"},
+            "json: cannot unmarshal string into Go struct field "
+            "DeleteOptions.gracePeriodSeconds of type int64",
+        ),
+        (
+            {"gracePeriodSeconds": 1.5},
+            "json: cannot unmarshal number 1.5 into Go struct field "
+            "DeleteOptions.gracePeriodSeconds of type int64",
+        ),
+        (
+            {"orphanDependents": "x"},
+            "json: cannot unmarshal string into Go struct field DeleteOptions.orphanDependents "
+            "of type bool",
+        ),
+        (
+            {"preconditions": []},
+            "json: cannot unmarshal array into Go struct field DeleteOptions.preconditions of "
+            "type v1.Preconditions",
+        ),
+        (
+            {"preconditions": {"uid": 1}},
+            "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid "
+            "of type string",
+        ),
+    ],
+)
+def test_delete_options_of_the_wrong_type_delete_nothing(
+    http: httpx.Client, namespace: str, options: dict[str, Any], message: str
+) -> None:
+    """Upstream's delete handler hands the decoder's error on as a plain error: a 500 with
+    no reason and Go's text. Nothing is deleted, one object or the collection."""
+    create(http, namespace, configmap("keep"))
+    with storage_unchanged(http, namespace):
+        for path in (cm_path(namespace, "keep"), cm_path(namespace)):
+            response = http.request(
+                "DELETE",
+                path,
+                content=json.dumps(options),
+                headers={"Content-Type": "application/json"},
+            )
+            assert_status(response, 500, "", message)

@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from kapi.apimachinery.errors import StatusError
+from kapi.apimachinery.errors import StatusError, untyped
 from kapi.apimachinery.field_errors import Path, aggregate_message
 from kapi.apimachinery.gotext import go_json_kind, go_quote, go_type, gvk_string
 from kapi.apimachinery.validation import validate_annotations, validate_labels
@@ -55,7 +55,7 @@ class _Invalid(Exception):
 
 def conversion_failed(message: str) -> StatusError:
     """How kube-apiserver answers a failed conversion: 500, no reason, the error text."""
-    return StatusError(500, "", message)
+    return untyped(message)
 
 
 class WebhookConverter:

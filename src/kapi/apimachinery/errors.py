@@ -168,5 +168,11 @@ def internal_error(err: BaseException) -> StatusError:
     )
 
 
+def untyped(message: str) -> StatusError:
+    """An error upstream returns as a plain Go error, not a Status: ``ErrorToAPIStatus``
+    answers it with a 500 that has no reason and the error's own text."""
+    return StatusError(500, "", message)
+
+
 def timeout(message: str) -> StatusError:
     return StatusError(504, "Timeout", message)

@@ -32,6 +32,7 @@ from kapi.apimachinery.validation import validate_field_manager
 from kapi.endpoints import tables
 from kapi.endpoints.http import Request, Response, StreamingResponse
 from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type, patch_media_type
+from kapi.endpoints.openapi import meta as openapi_meta
 from kapi.registry.fieldmanager.manager import manager_or_user_agent
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import ListResult, Preconditions, Store
@@ -892,7 +893,7 @@ def _strategic_merge_patch_error(exc: patch.StrategicMergePatchError) -> errors.
         return errors.StatusError(
             422, "Invalid", "the server rejected our request due to an error in our request"
         )
-    return errors.StatusError(500, "", str(exc))
+    return errors.untyped(str(exc))
 
 
 def _patch_sets_rv(document: Any) -> bool:
@@ -972,6 +973,11 @@ async def _delete_options(request: Request) -> Object:
         raise errors.bad_request(str(exc)) from None
     if not isinstance(options, dict):
         raise errors.bad_request("DeleteOptions must be an object")
+    try:
+        prune(options, openapi_meta.DeleteOptions)
+    except DecodeTypeError as exc:
+        # Upstream's delete handler passes the decoder's error on as it is: a 500.
+        raise errors.untyped(str(exc)) from None
     policy = options.get("propagationPolicy")
     if policy not in (None, "Orphan", "Background", "Foreground"):
         raise errors.invalid(

@@ -47,10 +47,24 @@ def prune(obj: dict[str, Any], struct: Struct) -> list[str]:
 
 
 def _mismatch(value: Any, schema: Schema, go_field: str) -> DecodeTypeError:
+    kind = go_json_kind(value)
+    if type(value) is float and isinstance(schema, Scalar) and schema.type == "integer":
+        kind = f"number {value!r}"  # Go quotes the literal it could not parse as an integer
     return DecodeTypeError(
-        f"json: cannot unmarshal {go_json_kind(value)} into Go struct field {go_field} "
-        f"of type {schema.type_name}"
+        f"json: cannot unmarshal {kind} into Go struct field {go_field} of type {_go_type(schema)}"
     )
+
+
+def _go_type(schema: Schema) -> str:
+    """A field's Go type as ``reflect`` prints it: structs with their package (``v1.Time``)."""
+    if isinstance(schema, Struct):
+        parts = schema.name.rsplit(".", 2)
+        return f"{parts[-2]}.{parts[-1]}" if len(parts) == 3 else schema.type_name
+    if isinstance(schema, List):
+        return f"[]{_go_type(schema.items)}"
+    if isinstance(schema, Map):
+        return f"map[string]{_go_type(schema.values)}"
+    return schema.type_name
 
 
 def _walk_struct(

@@ -367,7 +367,7 @@ class FieldManagerError(Exception):
 
 def _plain_500(message: str) -> errors.StatusError:
     """An error upstream returns as a bare Go error: code 500 and no reason."""
-    return errors.StatusError(500, "", message)
+    return errors.untyped(message)
 
 
 def _gvknn(obj: Object) -> str:
