@@ -38,12 +38,8 @@ Server start, pinning, wrk and CPU accounting are ``run.py``'s.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -505,44 +501,14 @@ def run_wrk(
     tmp: Path,
     cpus: str | None,
 ) -> dict[str, Any]:
-    threads = min(clients, 2)
+    threads = bench.wrk_threads(clients)
     objects = tmp / f"objects-{sc.key}.txt"
     write_objects(port, sc, objects)
-    cmd = [
-        "wrk",
-        f"-t{threads}",
-        f"-c{clients}",
-        f"-d{duration}s",
-        "--latency",
-        "--timeout",
-        "10s",
-        "-s",
-        str(bench.WRK_DIR / "cr_update.lua"),
-        f"http://127.0.0.1:{port}",
-        "--",
-        collection(sc.kind),
-        str(tmp / f"bodies-{sc.key}.txt"),
-        str(objects),
-        str(threads),
-        tag,
-    ]
-    proc = subprocess.run(
-        bench.pinned(cmd, cpus), capture_output=True, text=True, timeout=duration + 60
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith("WRK_RESULT "):
-            raw = json.loads(line[len("WRK_RESULT ") :])
-            break
-    else:
-        raise RuntimeError(f"no result from {cmd}:\n{proc.stdout}\n{proc.stderr}")
-    lat = raw["latency_us"]
-    return {
-        "rps": raw["requests"] / (raw["duration_us"] / 1e6),
-        "requests": raw["requests"],
-        "p50_ms": lat["p50"] / 1e3,
-        "p99_ms": lat["p99"] / 1e3,
-        "errors": sum(raw["errors"].values()),
-    }
+    url = f"http://127.0.0.1:{port}"
+    bodies = str(tmp / f"bodies-{sc.key}.txt")
+    args = [collection(sc.kind), bodies, str(objects), str(threads), tag]
+    cmd = bench.wrk_command("cr_update.lua", url, clients, duration, args)
+    return bench.run_load(bench.pinned(cmd, cpus), duration)
 
 
 Results = dict[tuple[str, int], list[dict[str, Any]]]
@@ -744,18 +710,9 @@ def render(results: Results, rounds: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=None, help="seconds per measurement")
-    parser.add_argument("--rounds", type=int, default=None, help="rounds (default 5; quick 2)")
-    parser.add_argument("--quick", action="store_true", help="2 rounds of 1s, no warm-up")
-    parser.add_argument("--pin", choices=("split", "none"), default="split", help="as run.py")
-    args = parser.parse_args(argv)
-    duration = args.duration or (1 if args.quick else 2)
-    rounds = args.rounds or (2 if args.quick else 5)
-    if shutil.which("wrk") is None:
-        sys.exit("wrk not found: apt-get install -y wrk")
-    split = args.pin == "split" and shutil.which("taskset") and (os.cpu_count() or 1) > 1
-    server_cpus, loadgen_cpus = ("0", "1") if split else (None, None)
+    args = bench.paired_options(__doc__.splitlines()[0], argv)
+    duration, rounds, split = args.duration, args.rounds, args.split
+    server_cpus, loadgen_cpus = args.server_cpus, args.loadgen_cpus
     fields = spec_fields(spec_schema())
     with tempfile.TemporaryDirectory(prefix="kapi-ratcheting-bench-") as tmp_name:
         tmp = Path(tmp_name)

@@ -265,20 +265,7 @@ class LoadGenerator:
             elif sc.kind == "update":
                 args = [sc.path, "u", str(UPDATE_POOL), DATA_JSON]
             url = f"http://127.0.0.1:{port}" + (sc.path if sc.kind == "get" else "")
-            cmd = [
-                "wrk",
-                f"-t{min(clients, 2)}",
-                f"-c{clients}",
-                f"-d{duration}s",
-                "--latency",
-                "--timeout",
-                "10s",
-                "-s",
-                str(WRK_DIR / f"{sc.kind}.lua"),
-                url,
-            ]
-            if args:
-                cmd += ["--", *args]
+            cmd = wrk_command(f"{sc.kind}.lua", url, clients, duration, args)
         else:
             cmd = [
                 sys.executable,
@@ -303,22 +290,82 @@ class LoadGenerator:
         return pinned(cmd, self.cpus)
 
     def run(self, sc: Scenario, port: int, clients: int, duration: int, tag: str) -> dict[str, Any]:
-        cmd = self.command(sc, port, clients, duration, tag)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
-        for line in proc.stdout.splitlines():
-            if line.startswith("WRK_RESULT "):
-                raw = json.loads(line[len("WRK_RESULT ") :])
-                break
-        else:
-            raise RuntimeError(f"no result from {cmd}:\n{proc.stdout}\n{proc.stderr}")
-        lat = raw["latency_us"]
-        return {
-            "rps": raw["requests"] / (raw["duration_us"] / 1e6),
-            "requests": raw["requests"],
-            "p50_ms": lat["p50"] / 1e3,
-            "p99_ms": lat["p99"] / 1e3,
-            "errors": sum(raw["errors"].values()),
-        }
+        return run_load(self.command(sc, port, clients, duration, tag), duration)
+
+
+def wrk_threads(clients: int) -> int:
+    return min(clients, 2)
+
+
+def wrk_command(
+    script: str, url: str, clients: int, duration: int, args: list[str] | None = None
+) -> list[str]:
+    """wrk running ``script`` (in wrk/) against ``url``; ``args`` are the script's own."""
+    cmd = [
+        "wrk",
+        f"-t{wrk_threads(clients)}",
+        f"-c{clients}",
+        f"-d{duration}s",
+        "--latency",
+        "--timeout",
+        "10s",
+        "-s",
+        str(WRK_DIR / script),
+        url,
+    ]
+    return [*cmd, "--", *args] if args else cmd
+
+
+def run_load(cmd: list[str], duration: int) -> dict[str, Any]:
+    """Run a load generator printing a WRK_RESULT JSON line; its rate, latency and errors."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
+    for line in proc.stdout.splitlines():
+        if line.startswith("WRK_RESULT "):
+            raw = json.loads(line[len("WRK_RESULT ") :])
+            break
+    else:
+        raise RuntimeError(f"no result from {cmd}:\n{proc.stdout}\n{proc.stderr}")
+    lat = raw["latency_us"]
+    return {
+        "rps": raw["requests"] / (raw["duration_us"] / 1e6),
+        "requests": raw["requests"],
+        "p50_ms": lat["p50"] / 1e3,
+        "p99_ms": lat["p99"] / 1e3,
+        "errors": sum(raw["errors"].values()),
+    }
+
+
+@dataclass
+class PairedOptions:
+    """The options of a benchmark comparing two setups with wrk (as ``warnings_bench.py``)."""
+
+    quick: bool
+    duration: int
+    rounds: int
+    split: bool  # servers on CPU 0, wrk on CPU 1
+    server_cpus: str | None
+    loadgen_cpus: str | None
+
+
+def paired_options(description: str, argv: list[str] | None) -> PairedOptions:
+    """Parse --duration/--rounds/--quick/--pin; exit when wrk is not installed."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--duration", type=int, default=None, help="seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds (default 5; quick 2)")
+    parser.add_argument("--quick", action="store_true", help="2 rounds of 1s, no warm-up")
+    parser.add_argument("--pin", choices=("split", "none"), default="split", help="as run.py")
+    args = parser.parse_args(argv)
+    if shutil.which("wrk") is None:
+        sys.exit("wrk not found: apt-get install -y wrk")
+    split = bool(args.pin == "split" and shutil.which("taskset") and (os.cpu_count() or 1) > 1)
+    return PairedOptions(
+        quick=args.quick,
+        duration=args.duration or (1 if args.quick else 2),
+        rounds=args.rounds or (2 if args.quick else 5),
+        split=split,
+        server_cpus="0" if split else None,
+        loadgen_cpus="1" if split else None,
+    )
 
 
 def wrk_version() -> str | None:

@@ -28,10 +28,7 @@ Server start, pinning, load generation and CPU accounting are ``run.py``'s.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -238,18 +235,9 @@ def render(results: dict[tuple[str, int], list[dict[str, Any]]], rounds: int) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=None, help="seconds per measurement")
-    parser.add_argument("--rounds", type=int, default=None, help="rounds (default 5; quick 2)")
-    parser.add_argument("--quick", action="store_true", help="2 rounds of 1s, no warm-up")
-    parser.add_argument("--pin", choices=("split", "none"), default="split", help="as run.py")
-    args = parser.parse_args(argv)
-    duration = args.duration or (1 if args.quick else 2)
-    rounds = args.rounds or (2 if args.quick else 5)
-    if shutil.which("wrk") is None:
-        sys.exit("wrk not found: apt-get install -y wrk")
-    split = args.pin == "split" and shutil.which("taskset") and (os.cpu_count() or 1) > 1
-    server_cpus, loadgen_cpus = ("0", "1") if split else (None, None)
+    args = bench.paired_options(__doc__.splitlines()[0], argv)
+    duration, rounds, split = args.duration, args.rounds, args.split
+    server_cpus, loadgen_cpus = args.server_cpus, args.loadgen_cpus
     loadgen = bench.LoadGenerator("wrk", loadgen_cpus)
     with tempfile.TemporaryDirectory(prefix="kapi-warnings-bench-") as tmp_name:
         tmp = Path(tmp_name)
