@@ -142,9 +142,9 @@ def install(http: httpx.Client, crd: dict[str, Any]) -> None:
     eventually(lambda: established(http, name), what=f"the CRD {name} established")
 
 
-def named_ports(**port: Any) -> dict[str, Any]:
-    """The schema of a map list keyed by ``name``, of items with a ``port`` integer (``port``:
-    more keywords of that integer)."""
+def named_ports(port: dict[str, Any] | None = None, **item: Any) -> dict[str, Any]:
+    """The schema of a map list keyed by ``name``, of items with a ``port`` integer; ``port``:
+    more keywords of that integer, ``item``: more keywords of each item."""
     return {
         "type": "array",
         "x-kubernetes-list-type": "map",
@@ -152,7 +152,8 @@ def named_ports(**port: Any) -> dict[str, Any]:
         "items": {
             "type": "object",
             "required": ["name"],
-            "properties": {"name": {"type": "string"}, "port": {"type": "integer", **port}},
+            "properties": {"name": {"type": "string"}, "port": {"type": "integer", **(port or {})}},
+            **item,
         },
     }
 

@@ -378,7 +378,7 @@ def _joined(errors: str) -> str:
 
 
 PORTS_LOOSE = named_ports()
-PORTS_TIGHT = named_ports(maximum=100)
+PORTS_TIGHT = named_ports({"maximum": 100})
 
 
 def tab_spec(tight: bool) -> Object:
@@ -690,17 +690,7 @@ def rule_spec(tight: bool) -> Object:
             # optionalOldSelf: the rule runs on creates too (only while the gate is on).
             "level": i(**({"x-kubernetes-validations": [LEVEL_RULE]} if tight else {})),
             # Items of a map list pair by key: reordered, they are unchanged.
-            "routes": {
-                "type": "array",
-                "x-kubernetes-list-type": "map",
-                "x-kubernetes-list-map-keys": ["name"],
-                "items": {
-                    "type": "object",
-                    "required": ["name"],
-                    "properties": {"name": s(), "port": i()},
-                    **rules(ROUTE_RULE),
-                },
-            },
+            "routes": named_ports(**rules(ROUTE_RULE)),
             # Items of an atomic list pair with nothing: they ratchet with the whole list.
             "tags": {"type": "array", "items": s(**rules(TAGS_RULE))},
         },
