@@ -326,24 +326,8 @@ def crd(kind: Kind, tightened: bool = False) -> dict[str, Any]:
             "spec": spec_schema(tightened),
         }
     )
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{kind.plural}.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": kind.plural, "singular": kind.kind.lower(), "kind": kind.kind},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                }
-            ],
-        },
-    }
+    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+    return bench.crd_manifest(GROUP, kind.plural, kind.kind, [version])
 
 
 def collection(kind: Kind) -> str:
@@ -650,16 +634,12 @@ def render(results: Results, rounds: int) -> str:
     for sc in SCENARIOS:
         for clients in bench.CLIENTS:
             rs = results[(sc.key, clients)]
-
-            def median(key: str, rs: list[dict[str, Any]] = rs) -> float:
-                return float(statistics.median(r[key] for r in rs))
-
-            compare = f"{median('compare_us'):>12.1f}" if "compare_us" in rs[0] else f"{'-':>12}"
-            out.append(
-                f"{sc.label:<24}{clients:>8}{median('rps'):>9,.0f}{median('p50_ms'):>9.2f}"
-                f"{median('p99_ms'):>9.2f}{median('server_cpu'):>9.0%}"
-                f"{median('us_per_req'):>12,.0f}{compare}{sum(r['errors'] for r in rs):>8}"
+            compare = (
+                f"{bench.median(rs, 'compare_us'):>12.1f}"
+                if "compare_us" in rs[0]
+                else f"{'-':>12}"
             )
+            out.append(bench.workload_row(sc.label, 24, clients, rs, 9, compare))
     out += [
         "",
         f"{'on / off (median of rounds)':<30}{'clients':>8}{'req/s':>7}  {'rounds':<14}"

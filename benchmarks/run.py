@@ -589,8 +589,36 @@ def sqlite_value() -> bytes:
 # -- reporting -------------------------------------------------------------------------
 
 
-def _median(rounds: list[dict[str, Any]], key: str) -> float:
+def median(rounds: list[dict[str, Any]], key: str) -> float:
     return float(statistics.median(r[key] for r in rounds))
+
+
+def workload_row(
+    label: str, width: int, clients: int, rounds: list[dict[str, Any]], rps: int, extra: str = ""
+) -> str:
+    """A line of a benchmark's per-workload table: the medians of ``rounds`` (req/s in a
+    column ``rps`` wide), ``extra`` columns, and the failed requests of all rounds."""
+    return (
+        f"{label:<{width}}{clients:>8}{median(rounds, 'rps'):>{rps},.0f}"
+        f"{median(rounds, 'p50_ms'):>9.2f}{median(rounds, 'p99_ms'):>9.2f}"
+        f"{median(rounds, 'server_cpu'):>9.0%}{median(rounds, 'us_per_req'):>12,.0f}"
+        f"{extra}{sum(r['errors'] for r in rounds):>8}"
+    )
+
+
+def crd_manifest(group: str, plural: str, kind: str, versions: list[Any]) -> dict[str, Any]:
+    """A namespaced CustomResourceDefinition of ``versions``."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": versions,
+        },
+    }
 
 
 def summarize(info: dict[str, Any], m: Measurements) -> dict[str, Any]:
@@ -598,11 +626,11 @@ def summarize(info: dict[str, Any], m: Measurements) -> dict[str, Any]:
     http_results: dict[str, dict[str, Any]] = {}
     for (key, clients), rounds in m.http.items():
         http_results.setdefault(key, {})[str(clients)] = {
-            "rps": _median(rounds, "rps"),
-            "p50_ms": _median(rounds, "p50_ms"),
-            "p99_ms": _median(rounds, "p99_ms"),
-            "server_cpu": _median(rounds, "server_cpu"),
-            "us_per_req": _median(rounds, "us_per_req"),
+            "rps": median(rounds, "rps"),
+            "p50_ms": median(rounds, "p50_ms"),
+            "p99_ms": median(rounds, "p99_ms"),
+            "server_cpu": median(rounds, "server_cpu"),
+            "us_per_req": median(rounds, "us_per_req"),
             "errors": sum(r["errors"] for r in rounds),
             "rounds": [
                 {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}
@@ -611,9 +639,9 @@ def summarize(info: dict[str, Any], m: Measurements) -> dict[str, Any]:
         }
     sqlite_results = {
         variant: {
-            "rate": _median(rounds, "rate"),
-            "p50_ms": _median(rounds, "p50_ms"),
-            "p99_ms": _median(rounds, "p99_ms"),
+            "rate": median(rounds, "rate"),
+            "p50_ms": median(rounds, "p50_ms"),
+            "p99_ms": median(rounds, "p99_ms"),
             "rounds": [{k: round(v, 4) for k, v in r.items()} for r in rounds],
         }
         for variant, rounds in m.sqlite.items()

@@ -106,17 +106,7 @@ def widget_crd(
     ]
     if deprecated:
         versions[1]["deprecated"] = True
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{CR_GROUP}"},
-        "spec": {
-            "group": CR_GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": versions,
-        },
-    }
+    return bench.crd_manifest(CR_GROUP, plural, kind, versions)
 
 
 def prepare(port: int) -> None:
@@ -201,16 +191,7 @@ def render(results: dict[tuple[str, int], list[dict[str, Any]]], rounds: int) ->
     ]
     for sc in SCENARIOS:
         for clients in bench.CLIENTS:
-            rs = results[(sc.key, clients)]
-
-            def median(key: str, rs: list[dict[str, Any]] = rs) -> float:
-                return float(statistics.median(r[key] for r in rs))
-
-            out.append(
-                f"{sc.label:<22}{clients:>8}{median('rps'):>10,.0f}{median('p50_ms'):>9.2f}"
-                f"{median('p99_ms'):>9.2f}{median('server_cpu'):>9.0%}"
-                f"{median('us_per_req'):>12,.0f}{sum(r['errors'] for r in rs):>8}"
-            )
+            out.append(bench.workload_row(sc.label, 22, clients, results[(sc.key, clients)], 10))
     out += [
         "",
         f"{'v1beta1 / v1 (median of rounds)':<34}{'clients':>8}{'req/s':>7}  "
