@@ -401,16 +401,7 @@ def prepare(port: int) -> None:
 
 
 def wait_served(client: bench.Client, kind: Kind) -> None:
-    deadline = time.monotonic() + 10
-    while True:
-        client.conn.request("GET", collection(kind))
-        response = client.conn.getresponse()
-        response.read()
-        if response.status == 200:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{kind.plural} not served: {response.status}")
-        time.sleep(0.05)
+    client.until("GET", collection(kind), 200)
 
 
 def check_legacy(port: int, server: str) -> str:

@@ -203,6 +203,22 @@ class Client:
             raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
         return data
 
+    def until(self, method: str, path: str, expect: int, body: Any = None) -> None:
+        """Send the request until it answers ``expect`` (for a CRD just created or changed,
+        which its controller serves a moment later); give up after 10 seconds."""
+        payload = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if payload else {}
+        deadline = time.monotonic() + 10
+        while True:
+            self.conn.request(method, path, payload, headers)
+            response = self.conn.getresponse()
+            response.read()
+            if response.status == expect:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{method} {path}: {response.status}, not {expect}")
+            time.sleep(0.05)
+
 
 def configmap(name: str) -> dict[str, Any]:
     return {

@@ -28,7 +28,6 @@ Server start, pinning, load generation and CPU accounting are ``run.py``'s.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import tempfile
@@ -146,21 +145,7 @@ def prepare(port: int) -> None:
 def create_when_served(client: bench.Client, plural: str, kind: str) -> None:
     """The benchmark's custom resource, once the CRD controller has established its CRD."""
     body = {"apiVersion": f"{CR_GROUP}/v1", "kind": kind, "metadata": {"name": PDB_NAME}}
-    deadline = time.monotonic() + 10
-    while True:
-        client.conn.request(
-            "POST",
-            f"/apis/{CR_GROUP}/v1/namespaces/{NAMESPACE}/{plural}",
-            body=json.dumps(body),
-            headers={"content-type": "application/json"},
-        )
-        response = client.conn.getresponse()
-        response.read()
-        if response.status == 201:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{kind} create: {response.status}")
-        time.sleep(0.05)
+    client.until("POST", f"/apis/{CR_GROUP}/v1/namespaces/{NAMESPACE}/{plural}", 201, body)
 
 
 def measure(
