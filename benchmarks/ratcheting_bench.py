@@ -38,12 +38,8 @@ Server start, pinning, wrk and CPU accounting are ``run.py``'s.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -330,24 +326,8 @@ def crd(kind: Kind, tightened: bool = False) -> dict[str, Any]:
             "spec": spec_schema(tightened),
         }
     )
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{kind.plural}.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": kind.plural, "singular": kind.kind.lower(), "kind": kind.kind},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                }
-            ],
-        },
-    }
+    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+    return bench.crd_manifest(GROUP, kind.plural, kind.kind, [version])
 
 
 def collection(kind: Kind) -> str:
@@ -421,16 +401,7 @@ def prepare(port: int) -> None:
 
 
 def wait_served(client: bench.Client, kind: Kind) -> None:
-    deadline = time.monotonic() + 10
-    while True:
-        client.conn.request("GET", collection(kind))
-        response = client.conn.getresponse()
-        response.read()
-        if response.status == 200:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{kind.plural} not served: {response.status}")
-        time.sleep(0.05)
+    client.until("GET", collection(kind), 200)
 
 
 def check_legacy(port: int, server: str) -> str:
@@ -505,44 +476,14 @@ def run_wrk(
     tmp: Path,
     cpus: str | None,
 ) -> dict[str, Any]:
-    threads = min(clients, 2)
+    threads = bench.wrk_threads(clients)
     objects = tmp / f"objects-{sc.key}.txt"
     write_objects(port, sc, objects)
-    cmd = [
-        "wrk",
-        f"-t{threads}",
-        f"-c{clients}",
-        f"-d{duration}s",
-        "--latency",
-        "--timeout",
-        "10s",
-        "-s",
-        str(bench.WRK_DIR / "cr_update.lua"),
-        f"http://127.0.0.1:{port}",
-        "--",
-        collection(sc.kind),
-        str(tmp / f"bodies-{sc.key}.txt"),
-        str(objects),
-        str(threads),
-        tag,
-    ]
-    proc = subprocess.run(
-        bench.pinned(cmd, cpus), capture_output=True, text=True, timeout=duration + 60
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith("WRK_RESULT "):
-            raw = json.loads(line[len("WRK_RESULT ") :])
-            break
-    else:
-        raise RuntimeError(f"no result from {cmd}:\n{proc.stdout}\n{proc.stderr}")
-    lat = raw["latency_us"]
-    return {
-        "rps": raw["requests"] / (raw["duration_us"] / 1e6),
-        "requests": raw["requests"],
-        "p50_ms": lat["p50"] / 1e3,
-        "p99_ms": lat["p99"] / 1e3,
-        "errors": sum(raw["errors"].values()),
-    }
+    url = f"http://127.0.0.1:{port}"
+    bodies = str(tmp / f"bodies-{sc.key}.txt")
+    args = [collection(sc.kind), bodies, str(objects), str(threads), tag]
+    cmd = bench.wrk_command("cr_update.lua", url, clients, duration, args)
+    return bench.run_load(bench.pinned(cmd, cpus), duration)
 
 
 Results = dict[tuple[str, int], list[dict[str, Any]]]
@@ -684,16 +625,12 @@ def render(results: Results, rounds: int) -> str:
     for sc in SCENARIOS:
         for clients in bench.CLIENTS:
             rs = results[(sc.key, clients)]
-
-            def median(key: str, rs: list[dict[str, Any]] = rs) -> float:
-                return float(statistics.median(r[key] for r in rs))
-
-            compare = f"{median('compare_us'):>12.1f}" if "compare_us" in rs[0] else f"{'-':>12}"
-            out.append(
-                f"{sc.label:<24}{clients:>8}{median('rps'):>9,.0f}{median('p50_ms'):>9.2f}"
-                f"{median('p99_ms'):>9.2f}{median('server_cpu'):>9.0%}"
-                f"{median('us_per_req'):>12,.0f}{compare}{sum(r['errors'] for r in rs):>8}"
+            compare = (
+                f"{bench.median(rs, 'compare_us'):>12.1f}"
+                if "compare_us" in rs[0]
+                else f"{'-':>12}"
             )
+            out.append(bench.workload_row(sc.label, 24, clients, rs, 9, compare))
     out += [
         "",
         f"{'on / off (median of rounds)':<30}{'clients':>8}{'req/s':>7}  {'rounds':<14}"
@@ -744,18 +681,9 @@ def render(results: Results, rounds: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=None, help="seconds per measurement")
-    parser.add_argument("--rounds", type=int, default=None, help="rounds (default 5; quick 2)")
-    parser.add_argument("--quick", action="store_true", help="2 rounds of 1s, no warm-up")
-    parser.add_argument("--pin", choices=("split", "none"), default="split", help="as run.py")
-    args = parser.parse_args(argv)
-    duration = args.duration or (1 if args.quick else 2)
-    rounds = args.rounds or (2 if args.quick else 5)
-    if shutil.which("wrk") is None:
-        sys.exit("wrk not found: apt-get install -y wrk")
-    split = args.pin == "split" and shutil.which("taskset") and (os.cpu_count() or 1) > 1
-    server_cpus, loadgen_cpus = ("0", "1") if split else (None, None)
+    args = bench.paired_options(__doc__.splitlines()[0], argv)
+    duration, rounds, split = args.duration, args.rounds, args.split
+    server_cpus, loadgen_cpus = args.server_cpus, args.loadgen_cpus
     fields = spec_fields(spec_schema())
     with tempfile.TemporaryDirectory(prefix="kapi-ratcheting-bench-") as tmp_name:
         tmp = Path(tmp_name)

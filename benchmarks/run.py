@@ -203,6 +203,22 @@ class Client:
             raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
         return data
 
+    def until(self, method: str, path: str, expect: int, body: Any = None) -> None:
+        """Send the request until it answers ``expect`` (for a CRD just created or changed,
+        which its controller serves a moment later); give up after 10 seconds."""
+        payload = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if payload else {}
+        deadline = time.monotonic() + 10
+        while True:
+            self.conn.request(method, path, payload, headers)
+            response = self.conn.getresponse()
+            response.read()
+            if response.status == expect:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{method} {path}: {response.status}, not {expect}")
+            time.sleep(0.05)
+
 
 def configmap(name: str) -> dict[str, Any]:
     return {
@@ -265,20 +281,7 @@ class LoadGenerator:
             elif sc.kind == "update":
                 args = [sc.path, "u", str(UPDATE_POOL), DATA_JSON]
             url = f"http://127.0.0.1:{port}" + (sc.path if sc.kind == "get" else "")
-            cmd = [
-                "wrk",
-                f"-t{min(clients, 2)}",
-                f"-c{clients}",
-                f"-d{duration}s",
-                "--latency",
-                "--timeout",
-                "10s",
-                "-s",
-                str(WRK_DIR / f"{sc.kind}.lua"),
-                url,
-            ]
-            if args:
-                cmd += ["--", *args]
+            cmd = wrk_command(f"{sc.kind}.lua", url, clients, duration, args)
         else:
             cmd = [
                 sys.executable,
@@ -303,22 +306,82 @@ class LoadGenerator:
         return pinned(cmd, self.cpus)
 
     def run(self, sc: Scenario, port: int, clients: int, duration: int, tag: str) -> dict[str, Any]:
-        cmd = self.command(sc, port, clients, duration, tag)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
-        for line in proc.stdout.splitlines():
-            if line.startswith("WRK_RESULT "):
-                raw = json.loads(line[len("WRK_RESULT ") :])
-                break
-        else:
-            raise RuntimeError(f"no result from {cmd}:\n{proc.stdout}\n{proc.stderr}")
-        lat = raw["latency_us"]
-        return {
-            "rps": raw["requests"] / (raw["duration_us"] / 1e6),
-            "requests": raw["requests"],
-            "p50_ms": lat["p50"] / 1e3,
-            "p99_ms": lat["p99"] / 1e3,
-            "errors": sum(raw["errors"].values()),
-        }
+        return run_load(self.command(sc, port, clients, duration, tag), duration)
+
+
+def wrk_threads(clients: int) -> int:
+    return min(clients, 2)
+
+
+def wrk_command(
+    script: str, url: str, clients: int, duration: int, args: list[str] | None = None
+) -> list[str]:
+    """wrk running ``script`` (in wrk/) against ``url``; ``args`` are the script's own."""
+    cmd = [
+        "wrk",
+        f"-t{wrk_threads(clients)}",
+        f"-c{clients}",
+        f"-d{duration}s",
+        "--latency",
+        "--timeout",
+        "10s",
+        "-s",
+        str(WRK_DIR / script),
+        url,
+    ]
+    return [*cmd, "--", *args] if args else cmd
+
+
+def run_load(cmd: list[str], duration: int) -> dict[str, Any]:
+    """Run a load generator printing a WRK_RESULT JSON line; its rate, latency and errors."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
+    for line in proc.stdout.splitlines():
+        if line.startswith("WRK_RESULT "):
+            raw = json.loads(line[len("WRK_RESULT ") :])
+            break
+    else:
+        raise RuntimeError(f"no result from {cmd}:\n{proc.stdout}\n{proc.stderr}")
+    lat = raw["latency_us"]
+    return {
+        "rps": raw["requests"] / (raw["duration_us"] / 1e6),
+        "requests": raw["requests"],
+        "p50_ms": lat["p50"] / 1e3,
+        "p99_ms": lat["p99"] / 1e3,
+        "errors": sum(raw["errors"].values()),
+    }
+
+
+@dataclass
+class PairedOptions:
+    """The options of a benchmark comparing two setups with wrk (as ``warnings_bench.py``)."""
+
+    quick: bool
+    duration: int
+    rounds: int
+    split: bool  # servers on CPU 0, wrk on CPU 1
+    server_cpus: str | None
+    loadgen_cpus: str | None
+
+
+def paired_options(description: str, argv: list[str] | None) -> PairedOptions:
+    """Parse --duration/--rounds/--quick/--pin; exit when wrk is not installed."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--duration", type=int, default=None, help="seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds (default 5; quick 2)")
+    parser.add_argument("--quick", action="store_true", help="2 rounds of 1s, no warm-up")
+    parser.add_argument("--pin", choices=("split", "none"), default="split", help="as run.py")
+    args = parser.parse_args(argv)
+    if shutil.which("wrk") is None:
+        sys.exit("wrk not found: apt-get install -y wrk")
+    split = bool(args.pin == "split" and shutil.which("taskset") and (os.cpu_count() or 1) > 1)
+    return PairedOptions(
+        quick=args.quick,
+        duration=args.duration or (1 if args.quick else 2),
+        rounds=args.rounds or (2 if args.quick else 5),
+        split=split,
+        server_cpus="0" if split else None,
+        loadgen_cpus="1" if split else None,
+    )
 
 
 def wrk_version() -> str | None:
@@ -542,8 +605,36 @@ def sqlite_value() -> bytes:
 # -- reporting -------------------------------------------------------------------------
 
 
-def _median(rounds: list[dict[str, Any]], key: str) -> float:
+def median(rounds: list[dict[str, Any]], key: str) -> float:
     return float(statistics.median(r[key] for r in rounds))
+
+
+def workload_row(
+    label: str, width: int, clients: int, rounds: list[dict[str, Any]], rps: int, extra: str = ""
+) -> str:
+    """A line of a benchmark's per-workload table: the medians of ``rounds`` (req/s in a
+    column ``rps`` wide), ``extra`` columns, and the failed requests of all rounds."""
+    return (
+        f"{label:<{width}}{clients:>8}{median(rounds, 'rps'):>{rps},.0f}"
+        f"{median(rounds, 'p50_ms'):>9.2f}{median(rounds, 'p99_ms'):>9.2f}"
+        f"{median(rounds, 'server_cpu'):>9.0%}{median(rounds, 'us_per_req'):>12,.0f}"
+        f"{extra}{sum(r['errors'] for r in rounds):>8}"
+    )
+
+
+def crd_manifest(group: str, plural: str, kind: str, versions: list[Any]) -> dict[str, Any]:
+    """A namespaced CustomResourceDefinition of ``versions``."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": versions,
+        },
+    }
 
 
 def summarize(info: dict[str, Any], m: Measurements) -> dict[str, Any]:
@@ -551,11 +642,11 @@ def summarize(info: dict[str, Any], m: Measurements) -> dict[str, Any]:
     http_results: dict[str, dict[str, Any]] = {}
     for (key, clients), rounds in m.http.items():
         http_results.setdefault(key, {})[str(clients)] = {
-            "rps": _median(rounds, "rps"),
-            "p50_ms": _median(rounds, "p50_ms"),
-            "p99_ms": _median(rounds, "p99_ms"),
-            "server_cpu": _median(rounds, "server_cpu"),
-            "us_per_req": _median(rounds, "us_per_req"),
+            "rps": median(rounds, "rps"),
+            "p50_ms": median(rounds, "p50_ms"),
+            "p99_ms": median(rounds, "p99_ms"),
+            "server_cpu": median(rounds, "server_cpu"),
+            "us_per_req": median(rounds, "us_per_req"),
             "errors": sum(r["errors"] for r in rounds),
             "rounds": [
                 {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}
@@ -564,9 +655,9 @@ def summarize(info: dict[str, Any], m: Measurements) -> dict[str, Any]:
         }
     sqlite_results = {
         variant: {
-            "rate": _median(rounds, "rate"),
-            "p50_ms": _median(rounds, "p50_ms"),
-            "p99_ms": _median(rounds, "p99_ms"),
+            "rate": median(rounds, "rate"),
+            "p50_ms": median(rounds, "p50_ms"),
+            "p99_ms": median(rounds, "p99_ms"),
             "rounds": [{k: round(v, 4) for k, v in r.items()} for r in rounds],
         }
         for variant, rounds in m.sqlite.items()

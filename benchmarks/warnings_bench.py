@@ -28,10 +28,6 @@ Server start, pinning, load generation and CPU accounting are ``run.py``'s.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -109,17 +105,7 @@ def widget_crd(
     ]
     if deprecated:
         versions[1]["deprecated"] = True
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{CR_GROUP}"},
-        "spec": {
-            "group": CR_GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": versions,
-        },
-    }
+    return bench.crd_manifest(CR_GROUP, plural, kind, versions)
 
 
 def prepare(port: int) -> None:
@@ -159,21 +145,7 @@ def prepare(port: int) -> None:
 def create_when_served(client: bench.Client, plural: str, kind: str) -> None:
     """The benchmark's custom resource, once the CRD controller has established its CRD."""
     body = {"apiVersion": f"{CR_GROUP}/v1", "kind": kind, "metadata": {"name": PDB_NAME}}
-    deadline = time.monotonic() + 10
-    while True:
-        client.conn.request(
-            "POST",
-            f"/apis/{CR_GROUP}/v1/namespaces/{NAMESPACE}/{plural}",
-            body=json.dumps(body),
-            headers={"content-type": "application/json"},
-        )
-        response = client.conn.getresponse()
-        response.read()
-        if response.status == 201:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{kind} create: {response.status}")
-        time.sleep(0.05)
+    client.until("POST", f"/apis/{CR_GROUP}/v1/namespaces/{NAMESPACE}/{plural}", 201, body)
 
 
 def measure(
@@ -204,16 +176,7 @@ def render(results: dict[tuple[str, int], list[dict[str, Any]]], rounds: int) ->
     ]
     for sc in SCENARIOS:
         for clients in bench.CLIENTS:
-            rs = results[(sc.key, clients)]
-
-            def median(key: str, rs: list[dict[str, Any]] = rs) -> float:
-                return float(statistics.median(r[key] for r in rs))
-
-            out.append(
-                f"{sc.label:<22}{clients:>8}{median('rps'):>10,.0f}{median('p50_ms'):>9.2f}"
-                f"{median('p99_ms'):>9.2f}{median('server_cpu'):>9.0%}"
-                f"{median('us_per_req'):>12,.0f}{sum(r['errors'] for r in rs):>8}"
-            )
+            out.append(bench.workload_row(sc.label, 22, clients, results[(sc.key, clients)], 10))
     out += [
         "",
         f"{'v1beta1 / v1 (median of rounds)':<34}{'clients':>8}{'req/s':>7}  "
@@ -238,18 +201,9 @@ def render(results: dict[tuple[str, int], list[dict[str, Any]]], rounds: int) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=None, help="seconds per measurement")
-    parser.add_argument("--rounds", type=int, default=None, help="rounds (default 5; quick 2)")
-    parser.add_argument("--quick", action="store_true", help="2 rounds of 1s, no warm-up")
-    parser.add_argument("--pin", choices=("split", "none"), default="split", help="as run.py")
-    args = parser.parse_args(argv)
-    duration = args.duration or (1 if args.quick else 2)
-    rounds = args.rounds or (2 if args.quick else 5)
-    if shutil.which("wrk") is None:
-        sys.exit("wrk not found: apt-get install -y wrk")
-    split = args.pin == "split" and shutil.which("taskset") and (os.cpu_count() or 1) > 1
-    server_cpus, loadgen_cpus = ("0", "1") if split else (None, None)
+    args = bench.paired_options(__doc__.splitlines()[0], argv)
+    duration, rounds, split = args.duration, args.rounds, args.split
+    server_cpus, loadgen_cpus = args.server_cpus, args.loadgen_cpus
     loadgen = bench.LoadGenerator("wrk", loadgen_cpus)
     with tempfile.TemporaryDirectory(prefix="kapi-warnings-bench-") as tmp_name:
         tmp = Path(tmp_name)

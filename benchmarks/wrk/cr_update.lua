@@ -23,14 +23,7 @@
 -- keeps the sequence string different from what is stored.
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-dofile(here .. "report.lua")
-
-local threads = 0
-
-function setup(thread)
-   thread:set("thread_id", threads)
-   threads = threads + 1
-end
+dofile(here .. "threads.lua")
 
 local path, tag
 local headers = { ["Content-Type"] = "application/json" }

@@ -8,14 +8,7 @@
 -- servers read exactly the same request bytes.
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-dofile(here .. "report.lua")
-
-local threads = 0
-
-function setup(thread)
-   thread:set("thread_id", threads)
-   threads = threads + 1
-end
+dofile(here .. "threads.lua")
 
 local path, prefix, data
 local headers = { ["Content-Type"] = "application/json" }

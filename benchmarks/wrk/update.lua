@@ -13,14 +13,7 @@
 -- update that changes nothing and we want to measure real writes.
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-dofile(here .. "report.lua")
-
-local threads = 0
-
-function setup(thread)
-   thread:set("thread_id", threads)
-   threads = threads + 1
-end
+dofile(here .. "threads.lua")
 
 local path, prefix, pool, data_head
 local headers = { ["Content-Type"] = "application/json" }

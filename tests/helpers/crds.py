@@ -106,6 +106,58 @@ def established(http: httpx.Client, name: str) -> bool:
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
+def crd_of(
+    group: str,
+    plural: str,
+    kind: str,
+    spec: dict[str, Any],
+    status: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A namespaced CRD of one version, ``v1``, whose schema gives ``spec`` (and, with
+    ``status``, a status subresource and its schema)."""
+    properties: dict[str, Any] = {"spec": spec}
+    version: dict[str, Any] = {"name": "v1", "served": True, "storage": True}
+    if status is not None:
+        properties["status"] = status
+        version["subresources"] = {"status": {}}
+    version["schema"] = {"openAPIV3Schema": {"type": "object", "properties": properties}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [version],
+        },
+    }
+
+
+def install(http: httpx.Client, crd: dict[str, Any]) -> None:
+    """Create ``crd`` (it must be accepted) and wait until it is Established."""
+    response = http.post(CRDS, json=crd)
+    assert response.status_code == 201, response.text
+    name = crd["metadata"]["name"]
+    eventually(lambda: established(http, name), what=f"the CRD {name} established")
+
+
+def named_ports(port: dict[str, Any] | None = None, **item: Any) -> dict[str, Any]:
+    """The schema of a map list keyed by ``name``, of items with a ``port`` integer; ``port``:
+    more keywords of that integer, ``item``: more keywords of each item."""
+    return {
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "items": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string"}, "port": {"type": "integer", **(port or {})}},
+            **item,
+        },
+    }
+
+
 def serve_widgets(kapi_server: Any, group: str, kind: str) -> Iterator[str]:
     """Body of a fixture: a namespaced CRD of ``group`` and ``kind`` (plural: lower case and
     an ``s``; a name no other test's kind has, since kubectl finds kinds by plural) with
@@ -121,28 +173,8 @@ def serve_widgets(kapi_server: Any, group: str, kind: str) -> Iterator[str]:
         },
     }
     plural = kind.lower() + "s"
-    name = f"{plural}.{group}"
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": name},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
-                }
-            ],
-        },
-    }
+    crd = crd_of(group, plural, kind, spec)
     with kapi_server.client() as http:
-        response = http.post(CRDS, json=crd)
-        assert response.status_code == 201, response.text
-        eventually(lambda: established(http, name), what=f"the CRD {name} established")
+        install(http, crd)
         yield f"/apis/{group}/v1/namespaces"
-        http.delete(f"{CRDS}/{name}")
+        http.delete(f"{CRDS}/{crd['metadata']['name']}")

@@ -27,3 +27,20 @@ def create(http: httpx.Client, namespace: str, obj: Object, path: str = "") -> O
 def unique(prefix: str) -> str:
     """``prefix`` and eight random hex digits."""
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def cronjob(name: str, pod: Object | None = None, **spec: Any) -> Object:
+    """A batch/v1 CronJob, nightly unless ``spec`` says otherwise, whose jobs run ``pod``
+    (by default one busybox container, never restarted)."""
+    if pod is None:
+        pod = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": name},
+        "spec": {
+            "schedule": "0 1 * * *",
+            **spec,
+            "jobTemplate": {"spec": {"template": {"spec": pod}}},
+        },
+    }

@@ -25,6 +25,7 @@ import orjson
 import pytest
 
 from tests.conftest import KapiServer, start_server
+from tests.helpers import objects
 from tests.helpers.kubectl import make_kubectl
 from tests.helpers.status import assert_status
 
@@ -42,25 +43,7 @@ SLICES = f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices"
 
 
 def cronjob(name: str) -> Object:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": {"name": name},
-        "spec": {
-            "schedule": "0 1 * * *",
-            "concurrencyPolicy": "Allow",
-            "jobTemplate": {
-                "spec": {
-                    "template": {
-                        "spec": {
-                            "restartPolicy": "Never",
-                            "containers": [{"name": "c", "image": "busybox"}],
-                        }
-                    }
-                }
-            },
-        },
-    }
+    return objects.cronjob(name, concurrencyPolicy="Allow")
 
 
 def pdb(name: str) -> Object:

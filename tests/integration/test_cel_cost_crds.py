@@ -16,8 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.helpers.crds import CRDS, established
-from tests.helpers.wait import eventually
+from tests.helpers.crds import CRDS, crd_of, install
 
 GROUP = "costs.example.com"
 HINT = (
@@ -27,34 +26,14 @@ HINT = (
 
 
 def crd(plural: str, kind: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
-                }
-            ],
-        },
-    }
+    return crd_of(GROUP, plural, kind, spec)
 
 
 def served(http: httpx.Client, definition: dict[str, Any]) -> Iterator[str]:
     """Create the CRD (it must be accepted), wait until it serves, yield its objects' path."""
-    name = definition["metadata"]["name"]
-    response = http.post(CRDS, json=definition)
-    assert response.status_code == 201, response.text
-    eventually(lambda: established(http, name), what=f"the CRD {name} established")
+    install(http, definition)
     yield f"/apis/{GROUP}/v1/namespaces"
-    http.delete(f"{CRDS}/{name}")
+    http.delete(f"{CRDS}/{definition['metadata']['name']}")
 
 
 @pytest.fixture

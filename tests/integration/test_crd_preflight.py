@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.helpers.crds import CRDS
+from tests.helpers.crds import CRDS, crd_of
 from tests.helpers.kapi_cli import Kapi, make_kapi
 from tests.helpers.objects import unique
 from tests.helpers.wait import eventually
@@ -45,24 +45,7 @@ def widget_crd(group: str) -> dict[str, Any]:
             "tags": {"type": "array", "items": {"type": "string"}},
         },
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"sprockets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "sprockets", "singular": "sprocket", "kind": "Sprocket"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
-                }
-            ],
-        },
-    }
+    return crd_of(group, "sprockets", "Sprocket", spec)
 
 
 def _spec_schema(crd: dict[str, Any], version: int = 0) -> dict[str, Any]:

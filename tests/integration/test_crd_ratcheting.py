@@ -15,7 +15,6 @@ them.  The gate off and the real kubectl are at the end.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,14 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.helpers.crds import CRDS, established, wait_established, write_manifest
+from tests.helpers.crds import (
+    CRDS,
+    crd_of,
+    install,
+    named_ports,
+    wait_established,
+    write_manifest,
+)
 from tests.helpers.kubectl import Kubectl, make_kubectl
 from tests.helpers.status import assert_status
 from tests.helpers.wait import eventually
@@ -39,34 +45,14 @@ GROUP = "ratchet.example.com"
 # --- CRDs, objects and the tightening -------------------------------------------------------
 
 
-def crd_of(
-    plural: str, kind: str, spec: Object, status: Object | None = None, group: str = GROUP
-) -> Object:
-    """A namespaced CRD of one version, ``v1``; with ``status``, a status subresource."""
-    properties: Object = {"spec": spec}
-    version: Object = {"name": "v1", "served": True, "storage": True}
-    if status is not None:
-        properties["status"] = status
-        version["subresources"] = {"status": {}}
-    version["schema"] = {"openAPIV3Schema": {"type": "object", "properties": properties}}
+def custom(kind: str, name: str, spec: Object, group: str = GROUP) -> Object:
+    """An object of one of these CRDs (all served in ``v1``)."""
     return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": [version],
-        },
+        "apiVersion": f"{group}/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
     }
-
-
-def install(http: httpx.Client, crd: Object) -> None:
-    response = http.post(CRDS, json=crd)
-    assert response.status_code == 201, response.text
-    name = crd["metadata"]["name"]
-    eventually(lambda: established(http, name), what=f"the CRD {name} established")
 
 
 def tighten(http: httpx.Client, crd: Object, collection: str, probe: Object) -> None:
@@ -391,18 +377,8 @@ def _joined(errors: str) -> str:
     return f"[{errors}]" if ", spec." in errors or ", <nil>" in errors else errors
 
 
-PORTS_LOOSE: Object = {
-    "type": "array",
-    "x-kubernetes-list-type": "map",
-    "x-kubernetes-list-map-keys": ["name"],
-    "items": {
-        "type": "object",
-        "required": ["name"],
-        "properties": {"name": s(), "port": i()},
-    },
-}
-PORTS_TIGHT = copy.deepcopy(PORTS_LOOSE)
-PORTS_TIGHT["items"]["properties"]["port"] = i(maximum=100)
+PORTS_LOOSE = named_ports()
+PORTS_TIGHT = named_ports({"maximum": 100})
 
 
 def tab_spec(tight: bool) -> Object:
@@ -450,7 +426,7 @@ def tab_status(tight: bool) -> Object:
 
 def tab_crd(tight: bool) -> Object:
     """RatchetTab, with status and scale subresources (replicas in spec and status)."""
-    crd = crd_of(TAB_PLURAL, TAB_KIND, tab_spec(tight), tab_status(tight))
+    crd = crd_of(GROUP, TAB_PLURAL, TAB_KIND, tab_spec(tight), tab_status(tight))
     crd["spec"]["versions"][0]["subresources"]["scale"] = {
         "specReplicasPath": ".spec.replicas",
         "statusReplicasPath": ".status.replicas",
@@ -459,12 +435,7 @@ def tab_crd(tight: bool) -> Object:
 
 
 def tab(name: str, **spec: Any) -> Object:
-    return {
-        "apiVersion": f"{GROUP}/v1",
-        "kind": TAB_KIND,
-        "metadata": {"name": name},
-        "spec": {"other": "before", **spec},
-    }
+    return custom(TAB_KIND, name, {"other": "before", **spec})
 
 
 PORTS = [
@@ -478,13 +449,21 @@ PORTS = [
 TEMPLATE = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a/b"}}
 
 
+def header(text: str) -> str:
+    """A ``Warning`` header as upstream writes it: code 299, no agent, the text quoted with
+    its backslashes and double quotes escaped."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
+
+
 @dataclass
 class Tabs:
-    """The RatchetTab CRD, tightened, with its objects in a namespace of their own."""
+    """A CRD of ``kind``, tightened, with its objects in a namespace of their own."""
 
     http: httpx.Client
     namespace: str
     collection: str
+    kind: str
 
     def url(self, name: str) -> str:
         return f"{self.collection}/{name}"
@@ -494,32 +473,66 @@ class Tabs:
         assert response.status_code == 200, response.text
         return response.json()
 
-    def refused(self, obj: Object, errors: str, subresource: str = "") -> None:
+    def touched(self, name: str) -> Object:
+        """The object ``name`` with only ``spec.other`` changed."""
+        obj = self.get(name)
+        obj["spec"]["other"] = "after"
+        return obj
+
+    def refused(
+        self, obj: Object, errors: str, subresource: str = "", warnings: tuple[str, ...] = ()
+    ) -> None:
+        """An update of ``obj`` is refused with ``errors`` (and ``warnings``, headers of the
+        failed rules left as they were); storage is unchanged."""
         name = obj["metadata"]["name"]
-        url = self.url(name) + subresource
         before = self.get(name)
-        response = self.http.put(url, json=obj)
-        message = f'{TAB_QUALIFIED} "{name}" is invalid: {_joined(errors)}'
+        response = self.http.put(self.url(name) + subresource, json=obj)
+        message = f'{self.kind}.{GROUP} "{name}" is invalid: {errors}'
         status = assert_status(response, 422, "Invalid", message)
-        assert status["details"]["kind"] == TAB_KIND, status
+        assert status["details"]["kind"] == self.kind, status
+        assert response.headers.get_list("warning") == [header(w) for w in warnings]
         assert self.get(name) == before, "a refused update changed storage"
 
-    def accepted(self, obj: Object, subresource: str = "") -> Object:
+    def accepted(
+        self, obj: Object, subresource: str = "", warnings: tuple[str, ...] = ()
+    ) -> Object:
+        """An update of ``obj`` is accepted, with only ``warnings`` as headers."""
         response = self.http.put(self.url(obj["metadata"]["name"]) + subresource, json=obj)
         assert response.status_code == 200, response.text
-        assert "warning" not in response.headers, response.headers
+        assert response.headers.get_list("warning") == [header(w) for w in warnings]
         return response.json()
+
+    def create_refused(self, obj: Object, errors: str) -> None:
+        """A create of ``obj`` is refused with ``errors``: it is not stored."""
+        name = obj["metadata"]["name"]
+        response = self.http.post(self.collection, json=obj)
+        assert_status(
+            response, 422, "Invalid", f'{self.kind}.{GROUP} "{name}" is invalid: {errors}'
+        )
+        assert_status(self.http.get(self.url(name)), 404, "NotFound")
+
+
+def loosely_served(http: httpx.Client, namespace: str, loose: Object, objects: list[Object]) -> str:
+    """Create ``namespace`` (unless ``default``), install the loose CRD and create ``objects``
+    in it; their collection."""
+    if namespace != "default":
+        created = http.post("/api/v1/namespaces", json={"metadata": {"name": namespace}})
+        assert created.status_code == 201, created.text
+    install(http, loose)
+    plural = loose["spec"]["names"]["plural"]
+    collection = f"/apis/{GROUP}/v1/namespaces/{namespace}/{plural}"
+    for obj in objects:
+        response = http.post(collection, json=obj)
+        assert response.status_code == 201, response.text
+        assert response.json()["spec"] == obj["spec"]  # 5.0 == 5 in Python
+    return collection
 
 
 @pytest.fixture(scope="module")
 def tabs(kapi_server: KapiServer) -> Iterator[Tabs]:
     with kapi_server.client() as http:
         namespace = "ratchet-keywords"
-        created = http.post("/api/v1/namespaces", json={"metadata": {"name": namespace}})
-        assert created.status_code == 201, created.text
         loose = tab_crd(tight=False)
-        install(http, loose)
-        collection = f"/apis/{GROUP}/v1/namespaces/{namespace}/{TAB_PLURAL}"
         objects = [tab(kw_name(k), **{k.id: k.old}) for k in KEYWORDS]
         objects += [
             tab("ports", ports=PORTS),
@@ -536,15 +549,12 @@ def tabs(kapi_server: KapiServer) -> Iterator[Tabs]:
             tab("whole-float", number=5.0),
             tab("whole-float-int", number=5.0),
         ]
-        for obj in objects:
-            response = http.post(collection, json=obj)
-            assert response.status_code == 201, response.text
-            assert response.json()["spec"] == obj["spec"]  # 5.0 == 5 in Python
+        collection = loosely_served(http, namespace, loose, objects)
         status = http.get(f"{collection}/status").json()
         status["status"] = {"phase": "Pending", "message": "starting"}
         assert http.put(f"{collection}/status/status", json=status).status_code == 200
         tighten(http, tab_crd(tight=True), collection, tab("probe", minLength="ab"))
-        yield Tabs(http, namespace, collection)
+        yield Tabs(http, namespace, collection, TAB_KIND)
         remove(http, loose)
         http.delete(f"/api/v1/namespaces/{namespace}")
 
@@ -555,9 +565,7 @@ def kw_name(keyword: Keyword) -> str:
 
 @pytest.mark.parametrize("keyword", KEYWORDS, ids=[k.id for k in KEYWORDS])
 def test_unchanged_invalid_value_lets_another_field_change(tabs: Tabs, keyword: Keyword) -> None:
-    obj = tabs.get(kw_name(keyword))
-    obj["spec"]["other"] = "after"
-    updated = tabs.accepted(obj)
+    updated = tabs.accepted(tabs.touched(kw_name(keyword)))
     assert updated["spec"]["other"] == "after"
     assert updated["spec"][keyword.id] == keyword.old
     assert tabs.get(kw_name(keyword))["spec"] == updated["spec"]
@@ -567,16 +575,13 @@ def test_unchanged_invalid_value_lets_another_field_change(tabs: Tabs, keyword: 
 def test_changed_invalid_value_is_refused(tabs: Tabs, keyword: Keyword) -> None:
     obj = tabs.get(kw_name(keyword))
     obj["spec"][keyword.id] = keyword.changed
-    tabs.refused(obj, keyword.new_error)
+    tabs.refused(obj, _joined(keyword.new_error))
 
 
 @pytest.mark.parametrize("keyword", KEYWORDS, ids=[k.id for k in KEYWORDS])
 def test_create_never_ratchets(tabs: Tabs, keyword: Keyword) -> None:
-    name = f"new-{keyword.id.lower()}"
-    response = tabs.http.post(tabs.collection, json=tab(name, **{keyword.id: keyword.old}))
-    message = f'{TAB_QUALIFIED} "{name}" is invalid: {_joined(keyword.old_error)}'
-    assert_status(response, 422, "Invalid", message)
-    assert_status(tabs.http.get(tabs.url(name)), 404, "NotFound")
+    obj = tab(f"new-{keyword.id.lower()}", **{keyword.id: keyword.old})
+    tabs.create_refused(obj, _joined(keyword.old_error))
 
 
 def test_only_the_changed_one_of_two_invalid_values_is_reported(tabs: Tabs) -> None:
@@ -586,8 +591,7 @@ def test_only_the_changed_one_of_two_invalid_values_is_reported(tabs: Tabs) -> N
         obj,
         "spec.maximum: Invalid value: 16: spec.maximum in body should be less than or equal to 10",
     )
-    obj = tabs.get("twice")
-    obj["spec"]["other"] = "after"
+    obj = tabs.touched("twice")
     assert tabs.accepted(obj)["spec"]["minLength"] == "ab"
 
 
@@ -619,8 +623,7 @@ def test_additional_properties_false_never_ratchets(tabs: Tabs) -> None:
     """Keys no schema describes never compare equal (upstream's CorrelatedObject), so the
     forbidden key is reported on any update of the object, not only when it changes."""
     error = 'spec.closed: Invalid value: "x": spec.closed.x in body is a forbidden property'
-    obj = tabs.get("closed")
-    obj["spec"]["other"] = "after"
+    obj = tabs.touched("closed")
     tabs.refused(obj, error)
 
 
@@ -648,8 +651,7 @@ def test_status_updates_ratchet(tabs: Tabs) -> None:
         "/status",
     )
     # An update of the main resource leaves status as it was: unchanged, so forgiven too.
-    obj = tabs.get("status")
-    obj["spec"]["other"] = "after"
+    obj = tabs.touched("status")
     assert tabs.accepted(obj)["status"]["phase"] == "Pending"
 
 
@@ -688,17 +690,7 @@ def rule_spec(tight: bool) -> Object:
             # optionalOldSelf: the rule runs on creates too (only while the gate is on).
             "level": i(**({"x-kubernetes-validations": [LEVEL_RULE]} if tight else {})),
             # Items of a map list pair by key: reordered, they are unchanged.
-            "routes": {
-                "type": "array",
-                "x-kubernetes-list-type": "map",
-                "x-kubernetes-list-map-keys": ["name"],
-                "items": {
-                    "type": "object",
-                    "required": ["name"],
-                    "properties": {"name": s(), "port": i()},
-                    **rules(ROUTE_RULE),
-                },
-            },
+            "routes": named_ports(**rules(ROUTE_RULE)),
             # Items of an atomic list pair with nothing: they ratchet with the whole list.
             "tags": {"type": "array", "items": s(**rules(TAGS_RULE))},
         },
@@ -709,16 +701,11 @@ ROUTES = [{"name": "a", "port": 200}, {"name": "b", "port": 300}, {"name": "c", 
 
 
 def rule_crd(tight: bool) -> Object:
-    return crd_of(RULE_PLURAL, RULE_KIND, rule_spec(tight))
+    return crd_of(GROUP, RULE_PLURAL, RULE_KIND, rule_spec(tight))
 
 
 def rule_object(name: str, **spec: Any) -> Object:
-    return {
-        "apiVersion": f"{GROUP}/v1",
-        "kind": RULE_KIND,
-        "metadata": {"name": name},
-        "spec": {"other": "before", **spec},
-    }
+    return custom(RULE_KIND, name, {"other": "before", **spec})
 
 
 TAGS_RULE = "self.size() <= 3"
@@ -743,12 +730,8 @@ LIMITS_ERROR = f"spec.limits: Invalid value: failed rule: {LIMITS_RULE}"
 def rules(kapi_server: KapiServer) -> Iterator[Tabs]:
     with kapi_server.client() as http:
         namespace = "ratchet-rules"
-        created = http.post("/api/v1/namespaces", json={"metadata": {"name": namespace}})
-        assert created.status_code == 201, created.text
         loose = rule_crd(tight=False)
-        install(http, loose)
-        collection = f"/apis/{GROUP}/v1/namespaces/{namespace}/{RULE_PLURAL}"
-        for obj in (
+        objects = [
             rule_object("count", count=4),
             rule_object("limits", limits={"min": 5, "max": 1}),
             rule_object("tier", tier="legacy"),
@@ -757,74 +740,42 @@ def rules(kapi_server: KapiServer) -> Iterator[Tabs]:
             rule_object("tags", tags=["long-tag", "ok"]),
             rule_object("level", level=5),
             rule_object("routes", routes=ROUTES),
-        ):
-            response = http.post(collection, json=obj)
-            assert response.status_code == 201, response.text
+        ]
+        collection = loosely_served(http, namespace, loose, objects)
         tighten(http, rule_crd(tight=True), collection, rule_object("probe", count=1))
-        yield Tabs(http, namespace, collection)
+        yield Tabs(http, namespace, collection, RULE_KIND)
         remove(http, loose)
         http.delete(f"/api/v1/namespaces/{namespace}")
 
 
-def header(text: str) -> str:
-    """A ``Warning`` header as upstream writes it: code 299, no agent, the text quoted with
-    its backslashes and double quotes escaped."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'299 - "{escaped}"'
-
-
-def rule_refused(rules: Tabs, obj: Object, errors: str) -> None:
-    name = obj["metadata"]["name"]
-    before = rules.get(name)
-    response = rules.http.put(rules.url(name), json=obj)
-    message = f'{RULE_KIND}.{GROUP} "{name}" is invalid: {errors}'
-    assert_status(response, 422, "Invalid", message)
-    assert "warning" not in response.headers, response.headers
-    assert rules.get(name) == before, "a refused update changed storage"
-
-
 def test_failed_rule_on_an_unchanged_value_is_a_warning(rules: Tabs) -> None:
-    obj = rules.get("count")
-    obj["spec"]["other"] = "after"
-    response = rules.http.put(rules.url("count"), json=obj)
-    assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [header(COUNT_WARNING)]
+    rules.accepted(rules.touched("count"), warnings=(COUNT_WARNING,))
     assert rules.get("count")["spec"] == {"other": "after", "count": 4}
 
 
 def test_failed_rule_on_a_changed_value_is_an_error(rules: Tabs) -> None:
     obj = rules.get("count")
     obj["spec"]["count"] = 5
-    rule_refused(rules, obj, f"spec.count: Invalid value: 5: failed rule: {COUNT_RULE}")
+    rules.refused(obj, f"spec.count: Invalid value: 5: failed rule: {COUNT_RULE}")
 
 
 def test_failed_rule_on_an_object_omits_the_value(rules: Tabs) -> None:
-    obj = rules.get("limits")
-    obj["spec"]["other"] = "after"
-    response = rules.http.put(rules.url("limits"), json=obj)
-    assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [header(LIMITS_ERROR)]
+    rules.accepted(rules.touched("limits"), warnings=(LIMITS_ERROR,))
     obj = rules.get("limits")
     obj["spec"]["limits"]["max"] = 2
-    rule_refused(rules, obj, LIMITS_ERROR)
+    rules.refused(obj, LIMITS_ERROR)
 
 
 def test_transition_rule_is_never_ratcheted(rules: Tabs) -> None:
-    obj = rules.get("tier")
-    obj["spec"]["other"] = "after"
-    rule_refused(rules, obj, f'spec.tier: Invalid value: "legacy": failed rule: {TIER_RULE}')
+    obj = rules.touched("tier")
+    rules.refused(obj, f'spec.tier: Invalid value: "legacy": failed rule: {TIER_RULE}')
 
 
 def test_forgiven_schema_error_does_not_skip_the_rules(rules: Tabs) -> None:
-    obj = rules.get("mixed")
-    obj["spec"]["other"] = "after"
-    response = rules.http.put(rules.url("mixed"), json=obj)
-    assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [header(COUNT_WARNING)]
+    rules.accepted(rules.touched("mixed"), warnings=(COUNT_WARNING,))
     obj = rules.get("mixed")
     obj["spec"]["label"] = "longer"
-    rule_refused(
-        rules,
+    rules.refused(
         obj,
         "[spec.label: Too long: may not be more than 3 bytes, "
         '<nil>: Invalid value: "null": some validation rules were not checked because the '
@@ -833,26 +784,18 @@ def test_forgiven_schema_error_does_not_skip_the_rules(rules: Tabs) -> None:
 
 
 def test_warning_carries_the_rules_field_path_and_reason(rules: Tabs) -> None:
-    obj = rules.get("bounds")
-    obj["spec"]["other"] = "after"
-    response = rules.http.put(rules.url("bounds"), json=obj)
-    assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [header(BOUNDS_ERROR)]
+    rules.accepted(rules.touched("bounds"), warnings=(BOUNDS_ERROR,))
     obj = rules.get("bounds")
     obj["spec"]["bounds"]["min"] = 6
-    rule_refused(rules, obj, BOUNDS_ERROR)
+    rules.refused(obj, BOUNDS_ERROR)
 
 
 def test_rules_on_atomic_list_items_ratchet_with_the_list(rules: Tabs) -> None:
     error = f'spec.tags[0]: Invalid value: "long-tag": failed rule: {TAGS_RULE}'
-    obj = rules.get("tags")
-    obj["spec"]["other"] = "after"
-    response = rules.http.put(rules.url("tags"), json=obj)
-    assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [header(error)]
+    rules.accepted(rules.touched("tags"), warnings=(error,))
     obj = rules.get("tags")
     obj["spec"]["tags"] = ["long-tag", "ok", "new"]
-    rule_refused(rules, obj, error)
+    rules.refused(obj, error)
 
 
 def test_rules_on_map_list_items_ratchet_by_key(rules: Tabs) -> None:
@@ -861,41 +804,25 @@ def test_rules_on_map_list_items_ratchet_by_key(rules: Tabs) -> None:
 
     obj = rules.get("routes")
     obj["spec"]["routes"] = [ROUTES[2], ROUTES[1], ROUTES[0]]
-    response = rules.http.put(rules.url("routes"), json=obj)
-    assert response.status_code == 200, response.text
-    assert response.headers.get_list("warning") == [header(route_error(1)), header(route_error(2))]
+    rules.accepted(obj, warnings=(route_error(1), route_error(2)))
     # One item changed: its failure is an error, the other's still a warning.
     obj = rules.get("routes")
     obj["spec"]["routes"][1] = {"name": "b", "port": 301}
-    before = rules.get("routes")
-    response = rules.http.put(rules.url("routes"), json=obj)
-    message = f'{RULE_KIND}.{GROUP} "routes" is invalid: {route_error(1)}'
-    assert_status(response, 422, "Invalid", message)
-    assert response.headers.get_list("warning") == [header(route_error(2))]
-    assert rules.get("routes") == before, "a refused update changed storage"
+    rules.refused(obj, route_error(1), warnings=(route_error(2),))
 
 
 def test_create_never_ratchets_a_rule(rules: Tabs) -> None:
-    response = rules.http.post(rules.collection, json=rule_object("fresh", count=4))
-    message = f'{RULE_KIND}.{GROUP} "fresh" is invalid: {COUNT_WARNING}'
-    assert_status(response, 422, "Invalid", message)
-    assert_status(rules.http.get(rules.url("fresh")), 404, "NotFound")
+    rules.create_refused(rule_object("fresh", count=4), COUNT_WARNING)
 
 
 def test_optional_old_self_rule_runs_on_create_and_is_never_ratcheted(rules: Tabs) -> None:
-    response = rules.http.post(rules.collection, json=rule_object("low", level=0))
-    message = (
-        f'{RULE_KIND}.{GROUP} "low" is invalid: spec.level: Invalid value: 0: level may only grow'
+    rules.create_refused(
+        rule_object("low", level=0), "spec.level: Invalid value: 0: level may only grow"
     )
-    assert_status(response, 422, "Invalid", message)
-    obj = rules.get("level")
-    obj["spec"]["other"] = "after"
-    response = rules.http.put(rules.url("level"), json=obj)
-    assert response.status_code == 200, response.text
-    assert "warning" not in response.headers, response.headers
+    rules.accepted(rules.touched("level"))
     obj = rules.get("level")
     obj["spec"]["level"] = 4
-    rule_refused(rules, obj, "spec.level: Invalid value: 4: level may only grow")
+    rules.refused(obj, "spec.level: Invalid value: 4: level may only grow")
 
 
 # --- metrics ------------------------------------------------------------------------------------
@@ -959,16 +886,11 @@ def gate_crd(tight: bool) -> Object:
     }
     code = s(pattern="^[A-Z]+$") if tight else s()
     status = {"type": "object", "properties": {"phase": s(), "code": code}}
-    return crd_of(GATE_PLURAL, GATE_KIND, spec, status)
+    return crd_of(GROUP, GATE_PLURAL, GATE_KIND, spec, status)
 
 
 def gate_object(name: str, **spec: Any) -> Object:
-    return {
-        "apiVersion": f"{GROUP}/v1",
-        "kind": GATE_KIND,
-        "metadata": {"name": name},
-        "spec": {"other": "before", **spec},
-    }
+    return custom(GATE_KIND, name, {"other": "before", **spec})
 
 
 @pytest.fixture(scope="module")
@@ -983,34 +905,20 @@ def gate_off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tabs]:
         "CRDValidationRatcheting=false",
     ):
         with server.client() as http:
-            install(http, gate_crd(tight=False))
-            collection = f"/apis/{GROUP}/v1/namespaces/default/{GATE_PLURAL}"
-            for obj in (gate_object("schema", minLength="ab"), gate_object("rule", count=4)):
-                response = http.post(collection, json=obj)
-                assert response.status_code == 201, response.text
+            objects = [gate_object("schema", minLength="ab"), gate_object("rule", count=4)]
+            collection = loosely_served(http, "default", gate_crd(tight=False), objects)
             tighten(http, gate_crd(tight=True), collection, gate_object("probe", minLength="ab"))
-            yield Tabs(http, "default", collection)
-
-
-def gate_refused(gate_off: Tabs, obj: Object, errors: str, subresource: str = "") -> None:
-    name = obj["metadata"]["name"]
-    before = gate_off.get(name)
-    response = gate_off.http.put(gate_off.url(name) + subresource, json=obj)
-    assert_status(response, 422, "Invalid", f'{GATE_KIND}.{GROUP} "{name}" is invalid: {errors}')
-    assert "warning" not in response.headers, response.headers
-    assert gate_off.get(name) == before, "a refused update changed storage"
+            yield Tabs(http, "default", collection, GATE_KIND)
 
 
 def test_gate_off_schema_errors_on_unchanged_values_refuse_updates(gate_off: Tabs) -> None:
-    obj = gate_off.get("schema")
-    obj["spec"]["other"] = "after"
-    gate_refused(gate_off, obj, _length("minLength", "ab", 3))
+    obj = gate_off.touched("schema")
+    gate_off.refused(obj, _length("minLength", "ab", 3))
 
 
 def test_gate_off_failed_rules_on_unchanged_values_refuse_updates(gate_off: Tabs) -> None:
-    obj = gate_off.get("rule")
-    obj["spec"]["other"] = "after"
-    gate_refused(gate_off, obj, COUNT_WARNING)
+    obj = gate_off.touched("rule")
+    gate_off.refused(obj, COUNT_WARNING)
 
 
 def test_gate_off_status_update_validates_status_only(gate_off: Tabs) -> None:
@@ -1018,16 +926,14 @@ def test_gate_off_status_update_validates_status_only(gate_off: Tabs) -> None:
     see the whole object): the spec's invalid value does not stop it, gate or not."""
     obj = gate_off.get("schema")
     obj["status"] = {"phase": "Ready"}
-    response = gate_off.http.put(gate_off.url("schema") + "/status", json=obj)
-    assert response.status_code == 200, response.text
+    gate_off.accepted(obj, "/status")
     assert gate_off.get("schema")["status"] == {"phase": "Ready"}
 
 
 def test_gate_off_status_update_errors_lose_the_status_prefix(gate_off: Tabs) -> None:
     obj = gate_off.get("rule")  # count 4: its rule fails too, rules see the whole object
     obj["status"] = {"code": "bad"}
-    gate_refused(
-        gate_off,
+    gate_off.refused(
         obj,
         f"""[code: Invalid value: "bad": code in body should match '^[A-Z]+$', {COUNT_WARNING}]""",
         "/status",
@@ -1037,14 +943,16 @@ def test_gate_off_status_update_errors_lose_the_status_prefix(gate_off: Tabs) ->
 def test_gate_off_status_update_still_runs_rules_on_the_whole_object(gate_off: Tabs) -> None:
     obj = gate_off.get("rule")
     obj["status"] = {"phase": "Ready"}
-    gate_refused(gate_off, obj, COUNT_WARNING, "/status")
+    gate_off.refused(obj, COUNT_WARNING, "/status")
 
 
 def test_gate_off_drops_optional_old_self_from_new_crds(gate_off: Tabs) -> None:
     """Upstream's dropDisabledFields: a CRD that does not use optionalOldSelf yet loses it."""
     rule = {"rule": "self == oldSelf", "optionalOldSelf": True}
     field = s(**{"x-kubernetes-validations": [rule]})
-    crd = crd_of("optionaltabs", "OptionalTab", {"type": "object", "properties": {"f": field}})
+    crd = crd_of(
+        GROUP, "optionaltabs", "OptionalTab", {"type": "object", "properties": {"f": field}}
+    )
     response = gate_off.http.post(CRDS, json=crd)
     assert response.status_code == 201, response.text
     for stored in (response.json(), gate_off.http.get(f"{CRDS}/{crd['metadata']['name']}").json()):
@@ -1076,16 +984,11 @@ def kep_crd(tight: bool) -> Object:
             "myCount": i(**({"x-kubernetes-validations": [{"rule": KEP_RULE}]} if tight else {})),
         },
     }
-    return crd_of("mykinds", "MyKind", spec, group=KEP_GROUP)
+    return crd_of(KEP_GROUP, "mykinds", "MyKind", spec)
 
 
 def my_kind(name: str, **spec: Any) -> Object:
-    return {
-        "apiVersion": f"{KEP_GROUP}/v1",
-        "kind": "MyKind",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return custom("MyKind", name, spec, KEP_GROUP)
 
 
 @dataclass
@@ -1099,6 +1002,10 @@ class Kep:
 
     def __call__(self, *args: str) -> tuple[str, ...]:
         return ("-n", self.namespace, *args)
+
+    def merge(self, name: str, patch: str) -> tuple[str, ...]:
+        """The arguments of a merge patch of the MyKind ``name``."""
+        return self("patch", "mykind", name, "--type=merge", "-p", patch)
 
     def spec(self, name: str) -> Object:
         return self.kubectl.json(*self("get", "mykind", name))["spec"]
@@ -1144,9 +1051,7 @@ def test_kubectl_changes_another_field_of_an_object_the_new_schema_refuses(kep: 
     applied = kep.kubectl.ok(*kep("apply", "-f", kep.manifest("x.yaml", changed)))
     assert applied.out_lines == [f"mykind.{KEP_GROUP}/x configured"]
     assert kep.spec("x") == {"myField": "", "myOtherField": "two"}
-    patched = kep.kubectl.ok(
-        *kep("patch", "mykind", "x", "--type=merge", "-p", '{"spec":{"myOtherField":"three"}}')
-    )
+    patched = kep.kubectl.ok(*kep.merge("x", '{"spec":{"myOtherField":"three"}}'))
     assert patched.out_lines == [f"mykind.{KEP_GROUP}/x patched"]
     assert kep.spec("x") == {"myField": "", "myOtherField": "three"}
 
@@ -1154,32 +1059,24 @@ def test_kubectl_changes_another_field_of_an_object_the_new_schema_refuses(kep: 
 @uses_kubectl
 def test_kubectl_changing_the_invalid_field_to_another_invalid_value_fails(kep: Kep) -> None:
     before = kep.spec("x")
-    failed = kep.kubectl.fails(
-        *kep("patch", "mykind", "x", "--type=merge", "-p", '{"spec":{"myField":"a"}}')
-    )
+    failed = kep.kubectl.fails(*kep.merge("x", '{"spec":{"myField":"a"}}'))
     assert failed.err_lines == [f'The MyKind "x" is invalid: {SHORT.format("a")}']
     replaced = my_kind("x", myField="a", myOtherField=before["myOtherField"])
     failed = kep.kubectl.fails(*kep("replace", "-f", kep.manifest("x-a.yaml", replaced)))
     assert failed.err_lines == [f'The MyKind "x" is invalid: {SHORT.format("a")}']
     assert kep.spec("x") == before
     # A valid value is accepted, of course.
-    fixed = kep.kubectl.ok(
-        *kep("patch", "mykind", "x", "--type=merge", "-p", '{"spec":{"myField":"ab"}}')
-    )
+    fixed = kep.kubectl.ok(*kep.merge("x", '{"spec":{"myField":"ab"}}'))
     assert fixed.out_lines == [f"mykind.{KEP_GROUP}/x patched"]
 
 
 @uses_kubectl
 def test_kubectl_prints_the_failed_rule_of_an_unchanged_value_as_a_warning(kep: Kep) -> None:
-    result = kep.kubectl.run(
-        *kep("patch", "mykind", "counted", "--type=merge", "-p", '{"spec":{"myOtherField":"two"}}')
-    )
+    result = kep.kubectl.run(*kep.merge("counted", '{"spec":{"myOtherField":"two"}}'))
     assert result.returncode == 0, str(result)
     assert result.out_lines == [f"mykind.{KEP_GROUP}/counted patched"]
     assert result.err_lines == [f"Warning: spec.myCount: Invalid value: 1: failed rule: {KEP_RULE}"]
-    failed = kep.kubectl.fails(
-        *kep("patch", "mykind", "counted", "--type=merge", "-p", '{"spec":{"myCount":2}}')
-    )
+    failed = kep.kubectl.fails(*kep.merge("counted", '{"spec":{"myCount":2}}'))
     assert failed.err_lines == [
         f'The MyKind "counted" is invalid: spec.myCount: Invalid value: 2: failed rule: {KEP_RULE}'
     ]
@@ -1226,8 +1123,7 @@ def test_scale_updates_ratchet(tabs: Tabs) -> None:
 
 
 def test_number_sent_back_as_read_ratchets(tabs: Tabs) -> None:
-    obj = tabs.get("whole-float")
-    obj["spec"]["other"] = "after"
+    obj = tabs.touched("whole-float")
     assert tabs.accepted(obj)["spec"]["number"] == 5
 
 
@@ -1247,8 +1143,7 @@ def test_whole_float_is_stored_as_an_integer(tabs: Tabs) -> None:
 def test_set_duplicates_follow_the_older_list_type_rule(tabs: Tabs) -> None:
     """Duplicates of a set are reported only when the old object had none (upstream's
     strategy, older than ratcheting): changed or not, they pass while the old list had some."""
-    obj = tabs.get("dupes")
-    obj["spec"]["other"] = "after"
+    obj = tabs.touched("dupes")
     obj = tabs.accepted(obj)
     obj["spec"]["dupes"] = ["a", "a", "b"]
     assert tabs.accepted(obj)["spec"]["dupes"] == ["a", "a", "b"]
@@ -1258,8 +1153,7 @@ def test_set_duplicates_follow_the_older_list_type_rule(tabs: Tabs) -> None:
 
 
 def test_declared_field_of_a_preserved_object_ratchets(tabs: Tabs) -> None:
-    obj = tabs.get("free-n")
-    obj["spec"]["other"] = "after"
+    obj = tabs.touched("free-n")
     assert tabs.accepted(obj)["spec"]["free"] == {"n": 10}
     obj = tabs.get("free-n")
     obj["spec"]["free"] = {"n": 11}
@@ -1271,8 +1165,7 @@ def test_declared_field_of_a_preserved_object_ratchets(tabs: Tabs) -> None:
 def test_preserved_object_with_unknown_fields_never_ratchets(tabs: Tabs) -> None:
     """Upstream's CorrelatedObject finds no schema for ``extra``: ``free`` is never equal to
     its old value, so its own error is reported on an update of another field."""
-    obj = tabs.get("free-props")
-    obj["spec"]["other"] = "after"
+    obj = tabs.touched("free-props")
     tabs.refused(obj, "spec.free: Too many: 2: must have at most 1 item")
 
 

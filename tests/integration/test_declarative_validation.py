@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers import objects
 from tests.helpers.kubectl import make_kubectl
 
 MISMATCH = "apiserver_validation_declarative_validation_mismatch_total"
@@ -33,25 +34,9 @@ def mismatches(http: httpx.Client) -> float:
 
 
 def cronjob(policy: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": {"name": "nightly", "namespace": "default"},
-        "spec": {
-            "schedule": "0 1 * * *",
-            "concurrencyPolicy": policy,
-            "jobTemplate": {
-                "spec": {
-                    "template": {
-                        "spec": {
-                            "restartPolicy": "Never",
-                            "containers": [{"name": "c", "image": "busybox"}],
-                        }
-                    }
-                }
-            },
-        },
-    }
+    obj = objects.cronjob("nightly", concurrencyPolicy=policy)
+    obj["metadata"]["namespace"] = "default"
+    return obj
 
 
 def webhooks_with_one_name_twice() -> dict[str, Any]:

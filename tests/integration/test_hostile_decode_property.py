@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import KapiServer
+from tests.helpers import objects
 from tests.helpers.crds import serve_widgets
 from tests.helpers.objects import unique
 from tests.integration.paths import cm_path
@@ -77,15 +78,7 @@ container = st.none() | st.fixed_dictionaries(
 
 def cronjob(name: str, containers: list[Any], extra: dict[str, Any]) -> dict[str, Any]:
     pod = {"containers": containers, "restartPolicy": "Never", **extra}
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": {"name": name},
-        "spec": {
-            "schedule": "* * * * *",
-            "jobTemplate": {"spec": {"template": {"spec": pod}}},
-        },
-    }
+    return objects.cronjob(name, pod, schedule="* * * * *")
 
 
 def create_and_read_back(http: httpx.Client, collection: str, obj: dict[str, Any]) -> None:

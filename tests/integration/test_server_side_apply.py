@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer
+from tests.helpers.crds import crd_of, named_ports
 from tests.helpers.kubectl import TIMESTAMP, Kubectl, make_kubectl
 
 pytestmark = pytest.mark.kubectl
@@ -226,52 +227,15 @@ GROUP = "ssa.example.com"
 
 
 def widget_crd() -> dict[str, Any]:
-    ports = {
-        "type": "array",
-        "x-kubernetes-list-type": "map",
-        "x-kubernetes-list-map-keys": ["name"],
-        "items": {
-            "type": "object",
-            "required": ["name"],
-            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
-        },
-    }
-    schema = {
+    spec = {
         "type": "object",
         "properties": {
-            "spec": {
-                "type": "object",
-                "properties": {
-                    "ports": ports,
-                    "tags": {
-                        "type": "array",
-                        "x-kubernetes-list-type": "set",
-                        "items": {"type": "string"},
-                    },
-                },
-            },
-            "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+            "ports": named_ports(),
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
         },
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                    "subresources": {"status": {}},
-                }
-            ],
-        },
-    }
+    status = {"type": "object", "properties": {"phase": {"type": "string"}}}
+    return crd_of(GROUP, "widgets", "Widget", spec, status)
 
 
 @pytest.fixture

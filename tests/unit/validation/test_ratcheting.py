@@ -47,6 +47,25 @@ def texts(errs: list[FieldError]) -> list[str]:
     return [str(e) for e in errs]
 
 
+def cases(table: list[Any], divergent: list[Any] | None = None, reason: str = "") -> list[Any]:
+    """Parameters of a table of ``(id, *arguments)`` rows; the ``divergent`` rows are strict
+    xfails, for ``reason``."""
+    params = [pytest.param(*case[1:], id=case[0]) for case in table]
+    xfail = pytest.mark.xfail(strict=True, reason=reason)
+    return params + [pytest.param(*case[1:], id=case[0], marks=xfail) for case in divergent or []]
+
+
+def map_list(items: dict[str, Any], *keys: str, **schema: Any) -> dict[str, Any]:
+    """An array of ``items`` of list type map, keyed by ``keys``."""
+    return {
+        "type": "array",
+        **schema,
+        "items": items,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": list(keys),
+    }
+
+
 # === OpenAPI schema ===============================================================================
 
 _ZERO = {"type": "number", "minimum": 0, "maximum": 0}
@@ -122,7 +141,7 @@ _UPSTREAM_SCHEMA: list[tuple[str, dict[str, Any], Any, Any, bool]] = [
 
 @pytest.mark.parametrize(
     ("schema", "new", "old", "valid"),
-    [pytest.param(*case[1:], id=case[0]) for case in _UPSTREAM_SCHEMA],
+    cases(_UPSTREAM_SCHEMA),
 )
 def test_upstream_schema_ratcheting(
     schema: dict[str, Any], new: Any, old: Any, valid: bool
@@ -205,14 +224,7 @@ def test_list_type_errors_follow_the_old_object_not_the_correlation() -> None:
 
 def test_map_list_duplicate_keys_are_reported_when_old_had_none() -> None:
     item = obj(name=STR, v=INT)
-    schema = obj(
-        l={
-            "type": "array",
-            "items": item,
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["name"],
-        }
-    )
+    schema = obj(l=map_list(item, "name"))
     dup = {"l": [{"name": "a", "v": 1}, {"name": "a", "v": 1}]}
     assert update(schema, dup, copy.deepcopy(dup)) == []
     assert texts(update(schema, dup, {"l": [{"name": "a", "v": 1}]})) == [
@@ -349,14 +361,7 @@ def test_atomic_list_items_ratchet_only_with_the_whole_list() -> None:
 
 
 def test_map_list_items_ratchet_by_key_whatever_their_position() -> None:
-    schema = obj(
-        l={
-            "type": "array",
-            "items": obj(name=STR, v={"type": "integer", "maximum": 0}),
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["name"],
-        }
-    )
+    schema = obj(l=map_list(obj(name=STR, v={"type": "integer", "maximum": 0}), "name"))
     old = {"l": [{"name": "a", "v": 1}, {"name": "b", "v": 1}]}
     assert update(schema, {"l": [{"name": "b", "v": 1}, {"name": "a", "v": 1}]}, old) == []
     new = {"l": [{"name": "b", "v": 1}, {"name": "a", "v": 2}, {"name": "c", "v": 1}]}
@@ -370,14 +375,7 @@ def test_map_list_duplicate_keys_defeat_a_no_op_update() -> None:
     """Upstream maplist.go: the later duplicate pairs with the first old item of its key.
     When the two differ, an update that changes nothing still reports the later item's
     errors (its list-type error is dropped, old had it)."""
-    schema = obj(
-        l={
-            "type": "array",
-            "items": obj(name=STR, v={"type": "integer", "maximum": 1}),
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["name"],
-        }
-    )
+    schema = obj(l=map_list(obj(name=STR, v={"type": "integer", "maximum": 1}), "name"))
     same = {"l": [{"name": "a", "v": 1}, {"name": "a", "v": 2}]}
     assert texts(update(schema, same, copy.deepcopy(same))) == [
         "l[1].v: Invalid value: 2: l[1].v in body should be less than or equal to 1"
@@ -741,7 +739,7 @@ _UPSTREAM_CEL: list[tuple[str, dict[str, Any], Any, Any, list[str], list[str]]] 
 
 @pytest.mark.parametrize(
     ("schema", "old", "new", "errors", "warnings"),
-    [pytest.param(*case[1:], id=case[0]) for case in _UPSTREAM_CEL],
+    cases(_UPSTREAM_CEL),
 )
 def test_upstream_cel_ratcheting(
     schema: dict[str, Any], old: Any, new: Any, errors: list[str], warnings: list[str]
@@ -913,7 +911,7 @@ _OPTIONAL_OLD_SELF: list[tuple[str, dict[str, Any], Any, Any, bool]] = [
 
 @pytest.mark.parametrize(
     ("schema", "new", "old", "fails"),
-    [pytest.param(*case[1:], id=case[0]) for case in _OPTIONAL_OLD_SELF],
+    cases(_OPTIONAL_OLD_SELF),
 )
 def test_upstream_optional_old_self(
     schema: dict[str, Any], new: Any, old: Any, fails: bool
@@ -1005,7 +1003,7 @@ _CHECK_FOR_NULL: list[tuple[str, dict[str, Any], Any, Any]] = [
 
 @pytest.mark.parametrize(
     ("schema", "new", "old"),
-    [pytest.param(*case[1:], id=case[0]) for case in _CHECK_FOR_NULL],
+    cases(_CHECK_FOR_NULL),
 )
 def test_upstream_optional_old_self_check_for_null(
     schema: dict[str, Any], new: Any, old: Any
@@ -1069,18 +1067,11 @@ _OLD_SELF_IS_OPTIONAL_DIVERGENT: list[tuple[str, dict[str, Any], str, str]] = [
 
 @pytest.mark.parametrize(
     ("schema", "expr", "contains"),
-    [pytest.param(*case[1:], id=case[0]) for case in _OLD_SELF_IS_OPTIONAL]
-    + [
-        pytest.param(
-            *case[1:],
-            id=case[0],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="DIVERGENCE: cel-cpp's checker wording differs from cel-go's",
-            ),
-        )
-        for case in _OLD_SELF_IS_OPTIONAL_DIVERGENT
-    ],
+    cases(
+        _OLD_SELF_IS_OPTIONAL,
+        _OLD_SELF_IS_OPTIONAL_DIVERGENT,
+        "DIVERGENCE: cel-cpp's checker wording differs from cel-go's",
+    ),
 )
 def test_upstream_optional_old_self_is_an_optional(
     schema: dict[str, Any], expr: str, contains: str
@@ -1128,14 +1119,7 @@ def test_optional_old_self_on_unmatched_map_list_items() -> None:
             rule("self.v >= oldSelf.v", "v may not decrease"),
         ],
     }
-    schema = obj(
-        l={
-            "type": "array",
-            "items": item,
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["name"],
-        }
-    )
+    schema = obj(l=map_list(item, "name"))
     old = {"l": [{"name": "a", "v": 5}]}
     new = {"l": [{"name": "b", "v": 1}, {"name": "a", "v": 5}, {"name": "c", "v": 0}]}
     got = cel_update(schema, new, old)
@@ -1152,15 +1136,7 @@ def _immutable_v_items(*keys: str) -> dict[str, Any]:
         **obj(name={"type": "string", "maxLength": 5}, w=NUM, v=INT),
         "x-kubernetes-validations": [rule("self.v == oldSelf.v", "v is immutable")],
     }
-    return obj(
-        l={
-            "type": "array",
-            "maxItems": 5,
-            "items": item,
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": list(keys),
-        }
-    )
+    return obj(l=map_list(item, *keys, maxItems=5))
 
 
 _IMMUTABLE = ["root.l[0]: Invalid value: v is immutable"]
@@ -1203,10 +1179,7 @@ _OLD_SELF_PAIRING_AS_MAP_LIST: list[tuple[str, list[str], list[Any], list[Any], 
 
 @pytest.mark.parametrize(
     ("keys", "new", "old", "errors"),
-    [
-        pytest.param(*case[1:], id=case[0])
-        for case in _OLD_SELF_PAIRING + _OLD_SELF_PAIRING_AS_MAP_LIST
-    ],
+    cases(_OLD_SELF_PAIRING + _OLD_SELF_PAIRING_AS_MAP_LIST),
 )
 def test_old_self_of_map_list_items_pairs_as_upstream_map_list(
     keys: list[str], new: list[Any], old: list[Any], errors: list[str]

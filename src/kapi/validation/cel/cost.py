@@ -908,21 +908,23 @@ class CostEstimator:
 
     @staticmethod
     def _replace(sz: Range, old: Range, new: Range) -> tuple[Range, Range]:
-        """Upstream's size of ``replace``'s result; the cost is two traversals of the target."""
-        if old.lo == 0:
-            count_hi = sz.hi + 1 if sz.hi < _MAX else sz.hi
-            kept_hi = sz.hi
-        elif new.hi <= old.lo:
-            count_hi, kept_hi = 0, sz.hi
-        else:
-            count_hi, kept_hi = math.ceil(sz.hi / old.lo), 0
-        if old.hi == 0:
-            count_lo = sz.lo + 1 if sz.lo < _MAX else sz.lo
-            kept_lo = sz.lo
-        elif old.hi <= new.lo:
-            count_lo, kept_lo = 0, sz.lo
-        else:
-            count_lo, kept_lo = math.ceil(sz.lo / old.hi), 0
+        """Upstream's size of ``replace``'s result; the cost is two traversals of the target.
+
+        Each bound is ``count`` replacements plus ``kept`` characters of the target: the
+        largest result pairs the largest target with the shortest match and the longest
+        replacement, the smallest result the other way round."""
+
+        def bound(size: int, match: int, unreplaced: bool) -> tuple[int, int]:
+            # An empty match matches between every two characters and at both ends; when
+            # ``unreplaced`` (replacing cannot move the bound further) no match is assumed.
+            if match == 0:
+                return (size + 1 if size < _MAX else size), size
+            if unreplaced:
+                return 0, size
+            return math.ceil(size / match), 0
+
+        count_hi, kept_hi = bound(sz.hi, old.lo, new.hi <= old.lo)
+        count_lo, kept_lo = bound(sz.lo, old.hi, old.hi <= new.lo)
         result = Range(count_lo, count_hi).mul(new).add(Range(kept_lo, kept_hi))
         return sz.times(2 * _STRING_TRAVERSAL_FACTOR), result
 
