@@ -5,7 +5,10 @@ group are loaded as they are served; schemathesis generates, for every
 operation, its coverage cases and a few requests that fit the schema
 (positive) and that break it (negative), sends them to a server of this
 module's own (fuzzing deletes things) and applies its ``not_a_server_error``
-check.  kube-apiserver answers every one of them with a 2xx or a 4xx Status.
+check.  kube-apiserver answers every one of them with a 2xx or a 4xx Status,
+but one kind: a DELETE whose ``DeleteOptions`` body does not decode, which its
+delete handler hands on as a plain error, a 500 without a reason carrying Go's
+decoder text. kapi answers that as upstream does, and the check lets it pass.
 
 The run is bounded and deterministic (coverage cases are, and hypothesis runs
 ``derandomize``d): about 11,000 requests, a minute or two.  Requests that would
@@ -142,6 +145,23 @@ def load_schema(server: KapiServer, path: str) -> Any:
     return schema
 
 
+_DECODER_ERRORS = ("json: cannot unmarshal ", "couldn't get version/kind; json parse error: ")
+
+
+def not_a_server_error_but_upstreams(ctx: Any, response: Any, case: Any) -> bool | None:
+    """``not_a_server_error``, except for the 500 kube-apiserver itself answers to a DELETE
+    whose options body does not decode (a Status without a reason, Go's decoder text)."""
+    if case.method.upper() == "DELETE" and response.status_code == 500:
+        status = response.json()
+        if (
+            status.get("kind") == "Status"
+            and "reason" not in status
+            and status.get("message", "").startswith(_DECODER_ERRORS)
+        ):
+            return True
+    return not_a_server_error(ctx, response, case)  # type: ignore[no-any-return]
+
+
 class Fuzzer:
     """Sends cases and collects every failure, not only the first; a timeout is one."""
 
@@ -157,7 +177,7 @@ class Fuzzer:
             case.call_and_validate(
                 base_url=self.server.url,
                 session=self.session,
-                checks=[not_a_server_error],
+                checks=[not_a_server_error_but_upstreams],
                 timeout=REQUEST_TIMEOUT,
             )
         except (FailureGroup, requests.RequestException) as error:

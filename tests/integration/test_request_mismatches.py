@@ -273,6 +273,16 @@ def test_unknown_strategic_patch_directive_is_upstreams_bare_500(
             "type v1.Preconditions",
         ),
         (
+            {"apiVersion": 0},
+            "couldn't get version/kind; json parse error: json: cannot unmarshal number into "
+            "Go struct field .apiVersion of type string",
+        ),
+        (
+            {"kind": ["DeleteOptions"]},
+            "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go "
+            "struct field .kind of type string",
+        ),
+        (
             {"preconditions": {"uid": 1}},
             "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid "
             "of type string",

@@ -973,6 +973,14 @@ async def _delete_options(request: Request) -> Object:
         raise errors.bad_request(str(exc)) from None
     if not isinstance(options, dict):
         raise errors.bad_request("DeleteOptions must be an object")
+    for key in ("apiVersion", "kind"):
+        value = options.get(key)
+        if value is not None and not isinstance(value, str):
+            # The decoder reads the type first, into an anonymous struct of two strings.
+            raise errors.untyped(
+                "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                f"{go_json_kind(value)} into Go struct field .{key} of type string"
+            )
     try:
         prune(options, openapi_meta.DeleteOptions)
     except DecodeTypeError as exc:
