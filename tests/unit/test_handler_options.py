@@ -365,7 +365,8 @@ def delete_options(body: bytes, content_type: str = "application/json") -> Objec
         (b'{"propagationPolicy":"Foreground"}', {"propagationPolicy": "Foreground"}),
         (b'{"propagationPolicy":"Background"}', {"propagationPolicy": "Background"}),
         (b'{"propagationPolicy":"Orphan"}', {"propagationPolicy": "Orphan"}),
-        (b'{"propagationPolicy":null}', {"propagationPolicy": None}),
+        # A null is a nil pointer once decoded, the same as leaving the field out.
+        (b'{"propagationPolicy":null}', {}),
         (
             b'{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}',
             {"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]},
