@@ -230,11 +230,6 @@ def test_concatenating_a_string_conversion_is_refused(http: httpx.Client) -> Non
     assert got[-1] == UPSTREAM_CAUSES[-1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kapi also names the cheap rule (cost 3) as a contributor; upstream names only "
-    "expressions costing at least 1% of the CRD limit",
-)
 def test_concatenating_a_string_conversion_is_refused_with_upstreams_causes(
     http: httpx.Client,
 ) -> None:
