@@ -36,7 +36,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
 
 from tests.conftest import KapiServer, serve_with_flags
-from tests.helpers.crds import CRDS
+from tests.helpers.crds import CRDS, crd_of
 
 GROUP = "example.com"
 CRD_NAME = f"widgets.{GROUP}"
@@ -53,47 +53,23 @@ STREAMING_PARAMS = {"watch", "follow"}
 
 def widget_crd() -> dict[str, Any]:
     """A namespaced CRD with a small structural schema, a status subresource and scale."""
-    schema = {
+    spec = {
         "type": "object",
         "properties": {
-            "spec": {
-                "type": "object",
-                "properties": {
-                    "size": {"type": "integer", "minimum": 0, "maximum": 100},
-                    "color": {"type": "string", "enum": ["red", "green", "blue"]},
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-                },
-                "required": ["size"],
-            },
-            "status": {"type": "object", "properties": {"size": {"type": "integer"}}},
+            "size": {"type": "integer", "minimum": 0, "maximum": 100},
+            "color": {"type": "string", "enum": ["red", "green", "blue"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         },
+        "required": ["size"],
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": CRD_NAME},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                    "subresources": {
-                        "status": {},
-                        "scale": {
-                            "specReplicasPath": ".spec.size",
-                            "statusReplicasPath": ".status.size",
-                        },
-                    },
-                }
-            ],
-        },
+    status = {"type": "object", "properties": {"size": {"type": "integer"}}}
+    crd = crd_of(GROUP, "widgets", "Widget", spec, status)
+    crd["spec"]["versions"][0]["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.size",
+        "statusReplicasPath": ".status.size",
     }
+    return crd
 
 
 @pytest.fixture(scope="module")
