@@ -9,8 +9,9 @@ import pytest
 
 from kapi.apimachinery.field_errors import FieldError
 from kapi.apis import batch, builtin_resources, core_v1_endpoints, discovery_v1, networking
+from kapi.features import FeatureGate
 from kapi.runtime.scheme import Deprecation, GroupVersionKind, Lifecycle, Resource, Scheme
-from kapi.version import Version
+from kapi.version import DEFAULT_VERSION, Version
 
 
 def messages(errs: list[FieldError]) -> list[str]:
@@ -138,18 +139,29 @@ def test_each_request_sees_the_deprecation_worked_out_when_the_kind_was_added(at
 
 
 def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
-    """``test/integration/etcd/data.go``: ingresses live under the singular, endpoints
-    next to services."""
-    prefixes = {
-        kind: resource(kind).storage_prefix()
-        for kind in ("CronJob", "Ingress", "Endpoints", "EndpointSlice")
-    }
+    """``test/integration/etcd/data.go``: built-ins by resource whatever their group
+    (ingresses under the singular, endpoints next to services), CRDs and custom
+    resources under their group."""
+    scheme = Scheme(DEFAULT_VERSION)
+    for r in builtin_resources(FeatureGate()):
+        scheme.add(r)
+    prefixes = {r.plural: r.storage_prefix() for r in scheme.resources()}
     assert prefixes == {
-        "CronJob": "/registry/cronjobs/",
-        "Ingress": "/registry/ingress/",
-        "Endpoints": "/registry/services/endpoints/",
-        "EndpointSlice": "/registry/endpointslices/",
+        "namespaces": "/registry/namespaces/",
+        "configmaps": "/registry/configmaps/",
+        "secrets": "/registry/secrets/",
+        "endpoints": "/registry/services/endpoints/",
+        "events": "/registry/events/",
+        "mutatingwebhookconfigurations": "/registry/mutatingwebhookconfigurations/",
+        "validatingwebhookconfigurations": "/registry/validatingwebhookconfigurations/",
+        "customresourcedefinitions": "/registry/apiextensions.k8s.io/customresourcedefinitions/",
+        "cronjobs": "/registry/cronjobs/",
+        "leases": "/registry/leases/",
+        "endpointslices": "/registry/endpointslices/",
+        "ingresses": "/registry/ingress/",
+        "poddisruptionbudgets": "/registry/poddisruptionbudgets/",
     }
+    assert resource("Ingress").key("ns", "a") == "/registry/ingress/ns/a"
 
 
 def test_discovery_names() -> None:

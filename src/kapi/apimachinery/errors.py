@@ -174,5 +174,16 @@ def untyped(message: str) -> StatusError:
     return StatusError(500, "", message)
 
 
+def server_timeout(resource: str, group: str, operation: str, retry_after: int) -> StatusError:
+    """Storage did not answer: upstream's ``NewServerTimeout`` (a 500 clients retry)."""
+    return StatusError(
+        500,
+        "ServerTimeout",
+        f"The {operation} operation against {qualified(resource, group)} could not be "
+        "completed at this time, please try again.",
+        _details(operation, group, resource, retryAfterSeconds=retry_after),
+    )
+
+
 def timeout(message: str) -> StatusError:
     return StatusError(504, "Timeout", message)

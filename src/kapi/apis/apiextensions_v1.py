@@ -394,5 +394,7 @@ def resources(gates: FeatureGate) -> list[Resource]:
             categories=("api-extensions",),
             subresources=("status",),
             columns=DEFAULT_COLUMNS,
+            # apiextensions-apiserver keys its objects under the group, unlike kube-apiserver.
+            storage_resource=f"{GROUP}/customresourcedefinitions",
         )
     ]

@@ -43,6 +43,7 @@ from kapi.registry.store import Store
 from kapi.request import RequestContext, RequestInfo, bind
 from kapi.runtime import protobuf, serializer
 from kapi.runtime.scheme import Deprecation, GroupVersion, Resource, Scheme
+from kapi.storage.interface import StorageUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -152,10 +153,12 @@ class APIServerApp:
                 response = await self._resource(request, info, context)
             else:
                 response = await self._non_resource(request)
-        except errors.StatusError as exc:
-            response = self._status_response(exc, request, info)
-            if exc.code == 503:
-                response.headers.append((b"retry-after", b"1"))
+        except (errors.StatusError, StorageUnavailableError) as exc:
+            err = exc if isinstance(exc, errors.StatusError) else _unreachable(info)
+            response = self._status_response(err, request, info)
+            retry_after = err.details.get("retryAfterSeconds") if err.details else None
+            if retry_after or err.code == 503:
+                response.headers.append((b"retry-after", str(retry_after or 1).encode()))
         except Exception as exc:
             log.exception("internal error serving %s %s", request.method, request.path)
             if audit is not None:
@@ -300,6 +303,16 @@ class APIServerApp:
         if body is None:
             raise _NOT_FOUND
         return _json(body)
+
+
+#: The storage operation each verb names in a ``ServerTimeout`` (upstream's Interpret*Error).
+_STORAGE_OPERATIONS = {"patch": "update", "deletecollection": "delete", "watch": "list"}
+
+
+def _unreachable(info: RequestInfo) -> errors.StatusError:
+    """Storage did not answer: a retryable ``ServerTimeout`` naming the operation."""
+    operation = _STORAGE_OPERATIONS.get(info.verb, info.verb)
+    return errors.server_timeout(info.resource, info.api_group, operation, 2)
 
 
 def _protobuf_asked(accept: str | None, resource: Resource, info: RequestInfo) -> bool:

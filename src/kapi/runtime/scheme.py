@@ -211,13 +211,13 @@ class Resource:
     def storage_prefix(self) -> str:
         """Where this resource's objects live in storage (upstream's etcd layout).
 
-        Built-in groups keep ``/registry/<resource>/``; CRDs and custom
-        resources live under ``/registry/<group>/<resource>/``.
+        kube-apiserver keys built-in kinds by resource alone, whatever their group
+        (``/registry/deployments/``, ``/registry/mutatingwebhookconfigurations/``);
+        custom resources live under their group (``/registry/<group>/<plural>/``).
         """
-        resource = self.storage_resource or self.plural
-        if self.group in _LEGACY_STORAGE_GROUPS:
-            return f"/registry/{resource}/"
-        return f"/registry/{self.group}/{resource}/"
+        if self.versions[self.storage_version].schema is None:  # a custom resource
+            return f"/registry/{self.group}/{self.plural}/"
+        return f"/registry/{self.storage_resource or self.plural}/"
 
     def key(self, namespace: str | None, name: str) -> str:
         prefix = self.storage_prefix()
@@ -233,18 +233,6 @@ class Resource:
     def columns_of(self, version: str) -> tuple[Column, ...]:
         own = self.versions[version].columns
         return self.columns if own is None else own
-
-
-#: Groups whose objects upstream stores under ``/registry/<resource>/`` with no group suffix.
-_LEGACY_STORAGE_GROUPS = {
-    "",
-    "batch",
-    "coordination.k8s.io",
-    "discovery.k8s.io",
-    "events.k8s.io",
-    "networking.k8s.io",
-    "policy",
-}
 
 
 class Deprecation(NamedTuple):

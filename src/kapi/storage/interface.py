@@ -116,11 +116,25 @@ class FutureRevisionError(StorageError):
         self.current = current
 
 
+class StorageUnavailableError(StorageError):
+    """The backend could not be reached or did not answer in time (etcd down, no quorum).
+
+    The write may or may not have happened; above this layer it becomes upstream's
+    ``ServerTimeout`` Status, which clients retry.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__("", message)
+
+
 class Watch(abc.ABC):
     """An open watch; iterate it for events and close it when done."""
 
     @abc.abstractmethod
-    def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        """Events in revision order.  Iteration raises :class:`ExpiredError` when the
+        watch cannot go on from where it was (its next revision has been compacted,
+        e.g. after the backend was unreachable for a while)."""
 
     @abc.abstractmethod
     async def close(self) -> None: ...
