@@ -184,7 +184,6 @@ class EtcdWatch(Watch):
         #: (Timing out a ``read()`` itself would cancel the whole gRPC call.)
         self._responses: asyncio.Queue[Any] | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._iterating = False
 
     async def _open(self, index: int, timeout: float) -> None:
         """Open a stream on endpoint ``index`` from ``self._revision + 1``; wait until created."""
@@ -243,32 +242,28 @@ class EtcdWatch(Watch):
         self._call = self._requests = self._responses = self._reader = None
 
     def __aiter__(self) -> AsyncIterator[WatchEvent]:
-        if self._iterating:
-            raise RuntimeError("a watch can be iterated once")
-        self._iterating = True
+        # Each iteration goes on from where the last one stopped (the stream and
+        # its position are the watch's, not the iterator's), as SQLite's does.
         return self._events()
 
     async def _events(self) -> AsyncIterator[WatchEvent]:
         pause = WATCH_RETRY[0]
-        try:
-            while not self._closed:
-                try:
-                    if self._call is None:
-                        await self._storage._call(self._open, what="watch")
-                    async for event in self._stream():
-                        pause = WATCH_RETRY[0]
-                        yield event
-                except (grpc.aio.AioRpcError, StorageUnavailableError, TimeoutError):
-                    # The stream broke (member down, no leader): start over after the
-                    # last delivered revision once etcd answers again.
-                    self._drop()
-                    if self._closed:
-                        return
-                    self._storage._failed_endpoint()
-                    await asyncio.sleep(pause)
-                    pause = min(pause * 2, WATCH_RETRY[1])
-        finally:
-            self._drop()
+        while not self._closed:
+            try:
+                if self._call is None:
+                    await self._storage._call(self._open, what="watch")
+                async for event in self._stream():
+                    pause = WATCH_RETRY[0]
+                    yield event
+            except (grpc.aio.AioRpcError, StorageUnavailableError, TimeoutError):
+                # The stream broke (member down, no leader): start over after the
+                # last delivered revision once etcd answers again.
+                self._drop()
+                if self._closed:
+                    return
+                self._storage._failed_endpoint()
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, WATCH_RETRY[1])
 
     async def _stream(self) -> AsyncIterator[WatchEvent]:
         """Events of the open stream until it ends (raises when it breaks)."""
