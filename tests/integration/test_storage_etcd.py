@@ -121,7 +121,11 @@ def test_a_write_with_a_ttl_is_leased_and_one_without_is_not(shared: EtcdServer)
             created = await store.create("/registry/events/ns/e", b"1", ttl=3600)
             await store.create("/registry/events/ns/f", b"1", ttl=3600)
             await store.create("/registry/configmaps/ns/c", b"1")
-            leased = etcd_leases(shared)
+            leased = [
+                lease
+                for lease in etcd_leases(shared)
+                if any(key.startswith(prefix) for key in etcd_lease_keys(shared, lease))
+            ]
             assert len(leased) == 1  # writes with one TTL share a lease (upstream's reuse)
             assert sorted(etcd_lease_keys(shared, leased[0])) == [
                 prefix + "/events/ns/e",
@@ -129,6 +133,34 @@ def test_a_write_with_a_ttl_is_leased_and_one_without_is_not(shared: EtcdServer)
             ]
             await store.update("/registry/events/ns/e", b"2", created.mod_revision)
             assert etcd_lease_keys(shared, leased[0]) == [prefix + "/events/ns/f"]
+        finally:
+            await store.close()
+
+    uvloop.run(main())
+
+
+def test_a_reused_lease_that_etcd_dropped_is_replaced(shared: EtcdServer) -> None:
+    prefix = f"/kapi-{next(_prefixes)}"
+
+    async def main() -> None:
+        store = await EtcdStorage.connect(shared.endpoints, prefix=prefix)
+        try:
+            await store.create("/registry/events/ns/e", b"1", ttl=7200)
+            (lease,) = [
+                lease
+                for lease in etcd_leases(shared)
+                if prefix + "/events/ns/e" in etcd_lease_keys(shared, lease)
+            ]
+            shared.etcdctl("lease", "revoke", lease)  # its key goes with it
+            assert await store.get("/registry/events/ns/e") is None
+            await store.create("/registry/events/ns/f", b"1", ttl=7200)
+            assert await store.get("/registry/events/ns/f") is not None
+            (renewed,) = [
+                lease
+                for lease in etcd_leases(shared)
+                if prefix + "/events/ns/f" in etcd_lease_keys(shared, lease)
+            ]
+            assert renewed != lease
         finally:
             await store.close()
 

@@ -113,6 +113,7 @@ WATCH_RETRY = (0.1, 1.0)
 # etcd's error texts (its gRPC status details).
 _COMPACTED = "mvcc: required revision has been compacted"
 _FUTURE = "mvcc: required revision is a future revision"
+_LEASE_NOT_FOUND = "requested lease not found"
 
 _CHANNEL_OPTIONS = [
     # A member that comes back is used again quickly.
@@ -142,6 +143,12 @@ def _prefix_end(prefix: bytes) -> bytes:
             return bytes(end)
         end.pop()
     return b"\x00"  # the whole key space
+
+
+def _put(key: bytes, value: bytes, lease: int, *, prev_kv: bool = False) -> Any:
+    return rpc.RequestOp(
+        request_put=rpc.PutRequest(key=key, value=value, lease=lease, prev_kv=prev_kv)
+    )
 
 
 def _unapplied(err: grpc.aio.AioRpcError) -> bool:
@@ -528,16 +535,30 @@ class EtcdStorage(Storage):
             lambda i, timeout: self._kv[i].Txn(request, timeout=timeout), write=True, what="txn"
         )
 
-    async def _put(self, key: bytes, value: bytes, ttl: int, *, prev_kv: bool = False) -> Any:
-        lease = await self._lease_for(ttl) if ttl > 0 else 0
-        return rpc.RequestOp(
-            request_put=rpc.PutRequest(key=key, value=value, lease=lease, prev_kv=prev_kv)
-        )
+    async def _put_txn(self, ttl: int, build: Callable[[int], Any]) -> Any:
+        """Run the transaction ``build(lease id)`` (lease 0 without a TTL).
+
+        A reused lease that etcd no longer knows (revoked by hand, or an etcd
+        restored from another data set) is forgotten and the write retried
+        once with a new one; etcd refuses such a put without applying it.
+        """
+        if ttl <= 0:
+            return await self._txn(build(0))
+        lease = await self._lease_for(ttl)
+        try:
+            return await self._txn(build(lease))
+        except grpc.aio.AioRpcError as err:
+            if _LEASE_NOT_FOUND not in (err.details() or ""):
+                raise
+            if self._leases.get(ttl, (None,))[0] == lease:
+                del self._leases[ttl]
+            return await self._txn(build(await self._lease_for(ttl)))
 
     async def create(self, key: str, value: bytes, *, ttl: int = 0) -> KeyValue:
         etcd_key = self._to_etcd(key)
-        response = await self._txn(
-            rpc.TxnRequest(
+        response = await self._put_txn(
+            ttl,
+            lambda lease: rpc.TxnRequest(
                 compare=[
                     rpc.Compare(
                         key=etcd_key,
@@ -546,8 +567,8 @@ class EtcdStorage(Storage):
                         create_revision=0,
                     )
                 ],
-                success=[await self._put(etcd_key, value, ttl)],
-            )
+                success=[_put(etcd_key, value, lease)],
+            ),
         )
         if not response.succeeded:
             raise KeyExistsError(key)
@@ -583,8 +604,12 @@ class EtcdStorage(Storage):
             if current is None:
                 raise KeyNotFoundError(key)
             raise ConflictError(key, current)
-        op = await self._put(etcd_key, value, ttl, prev_kv=True)
-        response = await self._txn(self._guarded(etcd_key, expected_revision, op))
+        response = await self._put_txn(
+            ttl,
+            lambda lease: self._guarded(
+                etcd_key, expected_revision, _put(etcd_key, value, lease, prev_kv=True)
+            ),
+        )
         if not response.succeeded:
             raise self._refused(key, response)
         prev = response.responses[0].response_put.prev_kv
