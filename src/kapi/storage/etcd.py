@@ -50,9 +50,10 @@ registry's bytes unchanged.  Revisions are etcd's: a fresh etcd is at 1.
 * a watch is one gRPC Watch stream with ``prev_kv``, one per kapi watch (gRPC
   multiplexes them over the endpoint's HTTP/2 connection).  With a progress
   interval, a quiet stream sends etcd a progress request and yields its
-  answer's header revision as PROGRESS.  etcd 3.4 answers it from its store
-  revision, so a watcher still catching up on history could see it early;
-  kapi only asks after the stream has been quiet for the whole interval.
+  answer's header revision as PROGRESS.  etcd 3.4 answers from its store
+  revision and may send that answer just ahead of events it already counts,
+  so kapi asks only after a whole quiet interval and holds the answer for
+  :data:`PROGRESS_GRACE` to let such events through first.
 
 Endpoints, failures and timeouts
 --------------------------------
@@ -107,6 +108,8 @@ LOGICAL_ROOT = "/registry"
 OPERATION_TIMEOUT = 5.0
 #: Seconds to wait between rounds over every endpoint when none answered.
 RETRY_PAUSE = 0.1
+#: Seconds a progress answer waits for events etcd may have sent right behind it.
+PROGRESS_GRACE = 0.02
 #: A watch's first pause before reopening a broken stream, and the longest.
 WATCH_RETRY = (0.1, 1.0)
 
@@ -273,16 +276,30 @@ class EtcdWatch(Watch):
                 pause = min(pause * 2, WATCH_RETRY[1])
 
     async def _stream(self) -> AsyncIterator[WatchEvent]:
-        """Events of the open stream until it ends (raises when it breaks)."""
+        """Events of the open stream until it ends (raises when it breaks).
+
+        A progress answer is held for :data:`PROGRESS_GRACE` before it is
+        yielded: etcd 3.4 may send it just ahead of events it already counts
+        (its send loop picks between the two at random), and those arrive right
+        behind it.  Events newer than the held revision make it moot.
+        """
         responses, interval = self._responses, self._interval
         assert responses is not None
         asked = False
+        held = 0  # a progress revision waiting out its grace period
         while True:
-            if interval is not None:
+            wait = PROGRESS_GRACE if held else interval
+            if wait is not None:
                 try:
-                    async with asyncio.timeout(interval):
+                    async with asyncio.timeout(wait):
                         response = await responses.get()
                 except TimeoutError:
+                    if held:
+                        if held >= self._revision:
+                            self._revision = held
+                            yield WatchEvent(EventType.PROGRESS, held)
+                        held = 0
+                        continue
                     if self._requests is None:
                         return
                     if not asked:
@@ -302,17 +319,17 @@ class EtcdWatch(Watch):
             if response.canceled:
                 self._canceled(response)
             if not response.events:
-                # A progress answer (watch id -1 in etcd 3.4) or a bare notification.
-                revision = int(response.header.revision)
+                # A progress answer (etcd 3.4 sends it with watch id -1).
                 asked = False
-                if interval is not None and revision >= self._revision:
-                    self._revision = revision
-                    yield WatchEvent(EventType.PROGRESS, revision)
+                if interval is not None:
+                    held = max(held, int(response.header.revision))
                 continue
             for event in response.events:
                 converted = self._storage._event(event)
                 self._revision = converted.revision
                 yield converted
+            if held and self._revision >= held:
+                held = 0
 
     async def close(self) -> None:
         self._closed = True
