@@ -35,7 +35,7 @@ configured prefix (``--etcd-prefix``, default ``/registry``, so by default the
 etcd key *is* the logical key, as kube-apiserver lays them out).  Values are the
 registry's bytes unchanged.  Revisions are etcd's: a fresh etcd is at 1.
 
-* create: ``Txn(create_revision == 0 → Put, else Range)``;
+* create: ``Txn(create_revision == 0 → Put)``, a failed compare is KeyExistsError;
 * update: ``Txn(mod_revision == expected → Put(prev_kv), else Range)``; the
   failure branch's Range tells KeyNotFoundError from ConflictError;
 * delete: ``Txn(mod_revision == expected → DeleteRange(prev_kv), else Range)``,
@@ -65,7 +65,9 @@ and then raises :class:`StorageUnavailableError`.  Reads are retried on any
 unavailability; a write is retried only when it cannot have been applied (the
 endpoint could not be connected, or etcd said it has no leader), otherwise its
 outcome is unknown and it raises StorageUnavailableError at once, as the
-interface documents.  Channels reconnect with a backoff of 0.1-1 s, so an
+interface documents.  (A write caught by the loss of the leader waits out
+the whole budget: etcd drops the proposal and answers only after its own
+request timeout.)  Channels reconnect with a backoff of 0.1-1 s, so an
 etcd that comes back is used again within a second.
 
 A watch whose stream breaks reopens itself, on the next endpoint, from the
