@@ -341,12 +341,20 @@ class APIServer:
     async def _compact_periodically(self) -> None:
         """Compact history older than one interval, as kube-apiserver asks etcd to."""
         assert self.storage is not None
-        previous = await self.storage.current_revision()
+        storage = self.storage
+        previous = 0
         while True:
+            # A failed round (etcd unreachable for a while) is logged and the next one
+            # tried, as upstream's compactor does; the loop never ends on an error.
+            try:
+                if previous:
+                    await storage.compact(previous)
+                previous = await storage.current_revision()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.error("storage compaction failed: %s", exc)
             await asyncio.sleep(self.config.compaction_interval)
-            if previous:
-                await self.storage.compact(previous)
-            previous = await self.storage.current_revision()
 
     # -- health -----------------------------------------------------------------------
 
