@@ -230,3 +230,13 @@ def test_compaction_interval_zero_never_compacts(tmp_path: Path) -> None:
         return calls
 
     assert asyncio.run(scenario()) == []
+
+
+def test_identity_hostname_must_be_a_label_value(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, config = _config(monkeypatch, tmp_path, "--identity-hostname", "bad host")
+    assert (code, config) == (1, None)
+    err = capsys.readouterr().err
+    assert err.startswith('Error: --identity-hostname "bad host" is not a valid label value: ')
+    assert "a valid label must be an empty string or consist of alphanumeric characters" in err
