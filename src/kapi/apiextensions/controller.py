@@ -18,8 +18,9 @@ from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apimachinery import errors
 from kapi.apimachinery.unstructured import Object
 from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER
+from kapi.registry.informer import Backoff, reflect
 from kapi.registry.predicate import EVERYTHING
-from kapi.registry.store import Store
+from kapi.registry.store import Store, WatchEvent
 from kapi.runtime.objects import now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -36,23 +37,29 @@ class CRDController:
         self._cleanups: dict[str, asyncio.Task[None]] = {}
 
     async def run(self) -> None:
+        """Follow the CRDs in storage, whichever server wrote them, until cancelled."""
         try:
-            while True:
-                try:
-                    events = await self.crds.watch(None, EVERYTHING)
-                    async for event in events:
-                        if event.type == "DELETED":
-                            self.custom_resources.uninstall(event.object)
-                        elif event.type != "BOOKMARK":
-                            await self.sync(event.object)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("CRD controller failed; restarting")
-                    await asyncio.sleep(1)
+            await reflect(self.crds, self)
         finally:
             for task in self._cleanups.values():
                 task.cancel()
+
+    async def replace(self, crds: list[Object]) -> None:
+        """After a (re)list: stop serving CRDs deleted meanwhile, then sync every listed one."""
+        listed = {crd["metadata"]["name"] for crd in crds}
+        for installed in self.custom_resources.definitions():
+            if installed["metadata"]["name"] not in listed:
+                self.custom_resources.uninstall(installed)
+        # Those whose names are accepted first: a name two CRDs claim stays with the one
+        # that has it, whatever the order of their names.
+        for crd in sorted(crds, key=lambda c: _condition(c, "NamesAccepted") != "True"):
+            await self.sync(crd)
+
+    async def apply(self, event: WatchEvent) -> None:
+        if event.type == "DELETED":
+            self.custom_resources.uninstall(event.object)
+        else:
+            await self.sync(event.object)
 
     async def sync(self, crd: Object) -> None:
         name = crd["metadata"]["name"]
@@ -125,26 +132,47 @@ class CRDController:
         return None
 
     async def _clean_up(self, crd: Object) -> None:
-        """Delete every custom resource of a deleted CRD, then let the CRD go."""
+        """Delete every custom resource of a deleted CRD, then let the CRD go.
+
+        Every server sharing the storage runs this for the same CRD: objects
+        another one deleted first and a finalizer it already dropped are not
+        errors, and a failure (storage unavailable) is retried, not given up.
+        """
         name = crd["metadata"]["name"]
-        store = self.custom_resources.store(crd)
-        while store is not None:
-            await store.delete_collection(None, EVERYTHING)
-            if not (await store.list(None, EVERYTHING)).items:
-                break
-            await asyncio.sleep(self.retry_interval)
-        self.custom_resources.uninstall(crd)
-
-        async def drop_finalizer(obj: Object) -> Object:
-            finalizers = obj["metadata"].get("finalizers") or []
-            obj["metadata"]["finalizers"] = [f for f in finalizers if f != CLEANUP_FINALIZER]
-            return obj  # still at the version just read: CRD writes are conditional
-
-        try:
-            await self.crds.update(None, name, drop_finalizer)
-        except errors.StatusError as exc:
-            if exc.code != 404:
+        backoff = Backoff(initial=self.retry_interval)
+        while True:
+            try:
+                if await self._delete_instances(crd):
+                    await self.crds.update(None, name, _drop_cleanup_finalizer)
+                    return
+                await asyncio.sleep(self.retry_interval)
+            except asyncio.CancelledError:
                 raise
+            except errors.StatusError as exc:
+                if exc.code == 404:
+                    return  # the CRD is gone: another server finished first
+                log.warning("cleaning up CRD %s: %s; retrying", name, exc)
+                await asyncio.sleep(backoff.next())
+            except Exception as exc:
+                log.warning("cleaning up CRD %s: %r; retrying", name, exc)
+                await asyncio.sleep(backoff.next())
+
+    async def _delete_instances(self, crd: Object) -> bool:
+        """Delete ``crd``'s custom resources; whether none is left (then it stops serving)."""
+        store = self.custom_resources.store_or_new(crd)
+        if store is not None:
+            await store.delete_collection(None, EVERYTHING)
+            if (await store.list(None, EVERYTHING)).items:
+                return False
+        self.custom_resources.uninstall(crd)
+        return True
+
+
+async def _drop_cleanup_finalizer(obj: Object) -> Object:
+    finalizers = obj["metadata"].get("finalizers") or []
+    obj["metadata"]["finalizers"] = [f for f in finalizers if f != CLEANUP_FINALIZER]
+    obj["metadata"].pop("resourceVersion", None)  # retried on a conflict: the latest counts
+    return obj
 
 
 def _with_status(status: Object, crd: Object) -> Any:
