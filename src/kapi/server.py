@@ -250,14 +250,21 @@ class APIServer:
         )
 
     async def _compact_periodically(self) -> None:
-        """Compact history older than one interval, as kube-apiserver asks etcd to."""
+        """Compact history older than one interval, as kube-apiserver asks etcd to.
+
+        Servers sharing a storage each do; a revision another one compacted
+        already, or storage out of reach, fails one round, not the loop.
+        """
         assert self.storage is not None
-        previous = await self.storage.current_revision()
+        previous = 0
         while True:
+            try:
+                if previous:
+                    await self.storage.compact(previous)
+                previous = await self.storage.current_revision()
+            except Exception as exc:
+                log.warning("compacting storage: %r", exc)
             await asyncio.sleep(self.config.compaction_interval)
-            if previous:
-                await self.storage.compact(previous)
-            previous = await self.storage.current_revision()
 
     # -- health -----------------------------------------------------------------------
 
@@ -348,8 +355,14 @@ def uvicorn_options(config: ServerConfig) -> dict[str, Any]:
     }
 
 
-def serve(config: ServerConfig) -> None:
-    """Run the server until SIGINT/SIGTERM, then drain and stop as kube-apiserver does."""
+def serve(config: ServerConfig, *, reuse_port: bool = False) -> None:
+    """Run the server until SIGINT/SIGTERM, then drain and stop as kube-apiserver does.
+
+    ``reuse_port``: listen with ``SO_REUSEPORT``, so that several processes (the
+    workers of ``kapi serve --workers``) share the port and the kernel spreads
+    connections over them.  Off otherwise: a second server on a taken port must
+    fail, not quietly take half of its connections.
+    """
     import uvicorn
 
     server = APIServer(config)
@@ -360,7 +373,19 @@ def serve(config: ServerConfig) -> None:
     # handler there makes a clean shutdown exit 0, as kube-apiserver does.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: None)
-    _Uvicorn(uvicorn_config, server).run()
+    sockets = [shared_listener(config.bind_address, config.port)] if reuse_port else None
+    _Uvicorn(uvicorn_config, server).run(sockets=sockets)
+
+
+def shared_listener(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` that other processes may bind as well."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # uvicorn's default backlog
+    return sock
 
 
 class _Uvicorn(uvicorn.Server):
