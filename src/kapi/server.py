@@ -378,13 +378,17 @@ def serve(config: ServerConfig, *, reuse_port: bool = False) -> None:
 
 
 def shared_listener(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port`` that other processes may bind as well."""
+    """A socket bound to ``host:port`` that other processes may bind as well.
+
+    It is not listening yet: uvicorn listens once the server has started, and
+    only then does the kernel hand this process connections, so a worker still
+    starting (or failing to) never holds connections the others could serve.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
-    sock.listen(2048)  # uvicorn's default backlog
     return sock
 
 
