@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import importlib
 import logging
 import signal
 import socket
@@ -245,8 +244,8 @@ class APIServer:
         config = self.config
         if not config.etcd_servers:
             return SQLiteStorage(config.data_dir / "kapi.db", synchronous=config.sqlite_synchronous)
-        # Until the etcd backend lands on this branch: imported by name, as mypy cannot see it.
-        EtcdStorage: Any = importlib.import_module("kapi.storage.etcd").EtcdStorage
+        # Imported here: a server on SQLite never loads the etcd client (grpc).
+        from kapi.storage.etcd import EtcdStorage
 
         endpoints = list(config.etcd_servers)
         loop = asyncio.get_running_loop()

@@ -33,6 +33,10 @@ from tests.conftest import require_binary
 
 #: How long a member (or a cluster's quorum) may take to answer /health after a start.
 START_TIMEOUT = 30.0
+#: Raft timing of a single member.  etcd raises every lease TTL to at least 1.5
+#: election timeouts, 2 s with the default 1 s: tests of one-second TTLs need a
+#: shorter one (heartbeats on loopback are cheap; one member never elects again).
+SINGLE_MEMBER_ARGS = ("--heartbeat-interval", "50", "--election-timeout", "500")
 
 
 @dataclass
@@ -63,8 +67,8 @@ class EtcdServer:
 
     @classmethod
     def launch(cls, workdir: Path, name: str = "etcd0", *extra_args: str) -> EtcdServer:
-        """A single-member etcd, started and healthy."""
-        member = cls.create(workdir, name, *extra_args)
+        """A single-member etcd, started and healthy (TTLs down to one second)."""
+        member = cls.create(workdir, name, *SINGLE_MEMBER_ARGS, *extra_args)
         member.start()
         member.wait_healthy()
         return member

@@ -37,7 +37,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "--data-dir",
         type=Path,
         default=DEFAULT_DATA_DIR,
-        help="where the embedded SQLite store and the kubeconfig live",
+        help="where the kubeconfig lives, and the embedded SQLite store unless "
+        "--etcd-servers is given",
     )
     p.add_argument(
         "--feature-gates",
@@ -73,6 +74,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--etcd-prefix",
         default="/registry",
+        metavar="PREFIX",
         help="the etcd key under which every object is stored (default /registry)",
     )
     p.add_argument(
@@ -108,6 +110,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--identity-lease-duration-seconds",
         type=int,
+        metavar="SECONDS",
         default=3600,
         help="how long this server's identity lease stays valid without a renewal; "
         "expired identity leases are deleted, checked once per duration "
@@ -116,6 +119,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--identity-lease-renew-interval-seconds",
         type=int,
+        metavar="SECONDS",
         default=10,
         help="how often this server renews its identity lease (default 10; "
         "APIServerIdentity feature)",
