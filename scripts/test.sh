@@ -6,12 +6,12 @@ cd "$(dirname "$0")/.."
 
 python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
-# Debian's etcd-server, for the coming HA work: SQLite is kapi's only storage backend
-# today and no test runs etcd yet, but the test command is required to install it.
+# Debian's etcd-server (the etcd backend's tests start their own members) and
+# etcd-client (etcdctl: tests read the keys as etcd holds them).
 # kubectl ships with the machine image.
-if ! command -v etcd >/dev/null 2>&1; then
+if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends etcd-server etcd-client >/dev/null
   else
     echo "warning: etcd is not installed and this user cannot apt-get install it" >&2
   fi
