@@ -9,9 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 import logging
 import signal
 import socket
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -33,6 +36,7 @@ from kapi.apiextensions.preflight import CRDPreflight
 from kapi.apis import builtin_resources
 from kapi.apis.apiextensions_v1 import GROUP as APIEXTENSIONS
 from kapi.audit import Auditor
+from kapi.controllers.identity import IdentityLeaseController, IdentityLeaseGC, apiserver_id
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
 from kapi.endpoints.app import APIServerApp, HandlerConfig
 from kapi.endpoints.health import HealthChecks
@@ -50,7 +54,7 @@ from kapi.registry.informer import Informer
 from kapi.registry.store import Store
 from kapi.runtime.scheme import Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
-from kapi.storage.interface import Storage
+from kapi.storage.interface import Storage, StorageUnavailableError
 from kapi.storage.sqlite import SQLiteStorage
 from kapi.validation.declarative import DeclarativeValidation
 from kapi.version import Version
@@ -70,8 +74,22 @@ class ServerConfig:
     sqlite_synchronous: str = "NORMAL"
     #: How often a quiet watch with ``allowWatchBookmarks`` gets a BOOKMARK (seconds).
     bookmark_interval: float = 60.0
-    #: Compact storage history older than this many seconds, every this many seconds.
+    #: Compact storage history older than this many seconds, every this many seconds
+    #: (``--etcd-compaction-interval``); 0 turns compaction off, as upstream's.
     compaction_interval: float = 300.0
+    #: etcd client URLs (``--etcd-servers``); none: the embedded SQLite store in ``data_dir``.
+    etcd_servers: tuple[str, ...] = ()
+    #: Where in etcd the ``/registry`` tree lives (``--etcd-prefix``).
+    etcd_prefix: str = "/registry"
+    #: How long start-up keeps trying to reach etcd before it gives up (seconds).
+    etcd_startup_timeout: float = 60.0
+    #: How long the ``etcd`` health check waits for storage (``--etcd-healthcheck-timeout``).
+    etcd_healthcheck_timeout: float = 2.0
+    #: The host name the identity lease is named and labelled after (``--identity-hostname``);
+    #: empty: this machine's.
+    identity_hostname: str = ""
+    identity_lease_duration_seconds: int = 3600
+    identity_lease_renew_interval_seconds: int = 10
     #: Events are deleted this many seconds after their last write (``--event-ttl``);
     #: below one second they never are, as upstream truncates it to whole seconds.
     event_ttl: float = 3600.0
@@ -155,6 +173,16 @@ class APIServer:
         self.address = f"{config.bind_address}:{config.port}"
         self._tasks: list[asyncio.Task[Any]] = []
         self._post_start_done: set[str] = set()
+        #: This server's ID (upstream's ``APIServerID``): its identity lease's name; empty
+        #: when the APIServerIdentity gate is off, as upstream leaves it.
+        self.identity = ""
+        self.identity_hostname = ""
+        if config.feature_gates.enabled("APIServerIdentity"):
+            self.identity_hostname = config.identity_hostname or socket.gethostname()
+            self.identity = apiserver_id(self.identity_hostname)
+        self.identity_lease: IdentityLeaseController | None = None
+        #: Why start-up failed, for the command to report (empty: it did not).
+        self.startup_error = ""
         #: Set when shutdown begins (a signal): watches end and /readyz fails at once.
         self.stopping = asyncio.Event()
         self._register_health_checks()
@@ -165,9 +193,7 @@ class APIServer:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         if self.audit is not None:
             self.audit.start()
-        self.storage = SQLiteStorage(
-            self.config.data_dir / "kapi.db", synchronous=self.config.sqlite_synchronous
-        )
+        self.storage = await self._open_storage()
         event_ttl = int(self.config.event_ttl)
         for resource in self.scheme.resources():
             self.stores[(resource.group, resource.plural)] = Store(
@@ -185,8 +211,11 @@ class APIServer:
         crds = self.store(APIEXTENSIONS, "customresourcedefinitions")
         self._spawn(CRDController(crds, self.custom_resources).run())
         self._spawn(self.webhook_source.run(self.stores))
-        self._spawn(self._compact_periodically())
+        if self.config.compaction_interval > 0:
+            self._spawn(self._compact_periodically())
         self._post_start_done.add("start-kapi-controllers")
+        if self.identity:
+            self._start_identity_controllers()
         # Everything allocated so far lives as long as the server: keep it out of the
         # collector's generations, so collections triggered by requests stay short.
         gc.collect()
@@ -206,6 +235,67 @@ class APIServer:
         if self.audit is not None:
             # Last: every request served before shutdown has its events written.
             await asyncio.to_thread(self.audit.close)
+
+    async def _open_storage(self) -> Storage:
+        """The backend the flags choose: etcd when servers are given, else SQLite.
+
+        etcd is retried with a growing pause for ``etcd_startup_timeout`` seconds;
+        past that start-up fails with the last error.
+        """
+        config = self.config
+        if not config.etcd_servers:
+            return SQLiteStorage(config.data_dir / "kapi.db", synchronous=config.sqlite_synchronous)
+        # Until the etcd backend lands on this branch: imported by name, as mypy cannot see it.
+        EtcdStorage: Any = importlib.import_module("kapi.storage.etcd").EtcdStorage
+
+        endpoints = list(config.etcd_servers)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + config.etcd_startup_timeout
+        pause = 0.1
+        while True:
+            opened: Storage | None = None
+            try:
+                storage: Storage = await asyncio.wait_for(
+                    EtcdStorage.connect(endpoints, prefix=config.etcd_prefix),
+                    max(deadline - loop.time(), 0.1),
+                )
+                opened = storage
+                # A client may connect lazily: one read proves etcd answers.
+                await asyncio.wait_for(storage.current_revision(), max(deadline - loop.time(), 0.1))
+                return storage
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if opened is not None:
+                    with contextlib.suppress(Exception):
+                        await opened.close()
+                reason = str(exc) or type(exc).__name__
+                if loop.time() + pause >= deadline:
+                    self.startup_error = (
+                        f"unable to reach etcd at {','.join(endpoints)} within "
+                        f"{config.etcd_startup_timeout:g}s: {reason}"
+                    )
+                    raise StorageUnavailableError(self.startup_error) from exc
+                log.warning("etcd at %s is not reachable yet: %s", ",".join(endpoints), reason)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 2.0)
+
+    def _start_identity_controllers(self) -> None:
+        """Upstream's identity lease post-start hooks: the heartbeat, and collecting
+        the leases of servers gone; the collector runs once a lease duration."""
+        leases = self.store("coordination.k8s.io", "leases")
+        config = self.config
+        self.identity_lease = IdentityLeaseController(
+            leases,
+            self.identity_hostname,
+            lease_duration_seconds=config.identity_lease_duration_seconds,
+            renew_interval=config.identity_lease_renew_interval_seconds,
+        )
+        self._spawn(self.identity_lease.run())
+        self._post_start_done.add("start-kube-apiserver-identity-lease-controller")
+        gc = IdentityLeaseGC(leases, period=config.identity_lease_duration_seconds)
+        self._spawn(gc.run())
+        self._post_start_done.add("start-kube-apiserver-identity-lease-garbage-collector")
 
     def _spawn(self, coro: Any) -> None:
         self._tasks.append(asyncio.create_task(coro))
@@ -265,10 +355,7 @@ class APIServer:
         async def ping() -> None:
             return None
 
-        async def storage_ready() -> None:
-            if self.storage is None:
-                raise RuntimeError("storage not open")
-            await self.storage.current_revision()
+        probe = _StorageProbe(lambda: self.storage, self.config.etcd_healthcheck_timeout)
 
         async def shutdown() -> None:
             if self.stopping.is_set():
@@ -281,12 +368,19 @@ class APIServer:
 
             return check
 
-        hooks = ("start-system-namespaces-controller", "start-kapi-controllers")
+        hooks = ["start-system-namespaces-controller", "start-kapi-controllers"]
+        if self.identity:
+            hooks += [
+                "start-kube-apiserver-identity-lease-controller",
+                "start-kube-apiserver-identity-lease-garbage-collector",
+            ]
         for kind, checks in self.health.items():
             checks.add("ping", ping)
             checks.add("log", ping)
-            checks.add("etcd", storage_ready)  # upstream's name; it checks the SQLite store
+            # Upstream's name; it reads the storage in use, SQLite's or etcd's.
+            checks.add("etcd", probe.check)
             if kind == "readyz":
+                checks.add("etcd-readiness", probe.check)
                 checks.add("shutdown", shutdown)
             for hook in hooks:
                 checks.add(f"poststarthook/{hook}", post_start(hook))
@@ -310,6 +404,40 @@ class APIServer:
             "compiler": "cpython",
             "platform": "linux/amd64",
         }
+
+
+class _StorageProbe:
+    """The ``etcd`` health check: a read of the storage's revision within ``timeout``.
+
+    As upstream's etcd check, storage is asked at most once per half timeout;
+    checks in between answer with the last result.
+    """
+
+    def __init__(self, storage: Callable[[], Storage | None], timeout: float) -> None:
+        self._storage = storage
+        self._timeout = timeout
+        self._last_at: float | None = None
+        self._last_error: Exception | None = RuntimeError("storage not open")
+
+    async def check(self) -> None:
+        now = asyncio.get_running_loop().time()
+        if self._last_at is None or now - self._last_at >= self._timeout / 2:
+            self._last_at = now
+            self._last_error = await self._probe()
+        if self._last_error is not None:
+            raise self._last_error
+
+    async def _probe(self) -> Exception | None:
+        storage = self._storage()
+        if storage is None:
+            return RuntimeError("storage not open")
+        try:
+            await asyncio.wait_for(storage.current_revision(), self._timeout)
+        except TimeoutError:
+            return RuntimeError(f"storage did not answer within {self._timeout:g}s")
+        except Exception as exc:
+            return exc
+        return None
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -348,8 +476,12 @@ def uvicorn_options(config: ServerConfig) -> dict[str, Any]:
     }
 
 
-def serve(config: ServerConfig) -> None:
-    """Run the server until SIGINT/SIGTERM, then drain and stop as kube-apiserver does."""
+def serve(config: ServerConfig) -> int:
+    """Run the server until SIGINT/SIGTERM, then drain and stop as kube-apiserver does.
+
+    Returns the process's exit code: 0 after a clean shutdown, 1 when start-up
+    failed (storage unreachable, ...), with the reason on standard error.
+    """
     import uvicorn
 
     server = APIServer(config)
@@ -360,7 +492,15 @@ def serve(config: ServerConfig) -> None:
     # handler there makes a clean shutdown exit 0, as kube-apiserver does.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: None)
-    _Uvicorn(uvicorn_config, server).run()
+    runner = _Uvicorn(uvicorn_config, server)
+    # uvicorn exits (status 3) when the application's start-up fails.
+    with contextlib.suppress(SystemExit):
+        runner.run()
+    if not runner.started:
+        reason = server.startup_error or "start-up failed (see the log above)"
+        print(f"Error: {reason}", file=sys.stderr, flush=True)
+        return 1
+    return 0
 
 
 class _Uvicorn(uvicorn.Server):

@@ -36,7 +36,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "--data-dir",
         type=Path,
         default=DEFAULT_DATA_DIR,
-        help="where the embedded SQLite store and the kubeconfig live",
+        help="where the kubeconfig lives, and the embedded SQLite store unless "
+        "--etcd-servers is given",
     )
     p.add_argument(
         "--feature-gates",
@@ -61,11 +62,66 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         help="seconds between BOOKMARK events on a quiet watch (default 60)",
     )
     p.add_argument(
-        "--compaction-interval",
-        type=float,
-        default=300.0,
-        help="seconds between compactions of storage history older than one interval "
-        "(default 300, as kube-apiserver's --etcd-compaction-interval)",
+        "--etcd-servers",
+        action="append",
+        default=[],
+        metavar="URL[,URL...]",
+        help="etcd client URLs (scheme://host:port), comma separated: keep the API's state "
+        "in that etcd cluster, which several kapi servers may share; without it, kapi "
+        "keeps its state in an embedded SQLite file under --data-dir",
+    )
+    p.add_argument(
+        "--etcd-prefix",
+        default="/registry",
+        metavar="PREFIX",
+        help="the etcd key under which every object is stored (default /registry)",
+    )
+    p.add_argument(
+        "--etcd-compaction-interval",
+        default="5m0s",
+        metavar="DURATION",
+        help="how often to compact storage history older than one interval (a Go duration, "
+        "default 5m0s); 0 turns compaction off",
+    )
+    # kapi's former spelling, in seconds; kept working, no longer advertised.
+    p.add_argument("--compaction-interval", type=float, default=None, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--etcd-healthcheck-timeout",
+        default="2s",
+        metavar="DURATION",
+        help="how long the etcd health check waits for storage to answer (default 2s)",
+    )
+    p.add_argument(
+        "--etcd-startup-timeout",
+        default="1m0s",
+        metavar="DURATION",
+        help="kapi-specific: how long start-up keeps trying to reach --etcd-servers before "
+        "it exits with an error (a Go duration, default 1m0s)",
+    )
+    p.add_argument(
+        "--identity-hostname",
+        default="",
+        metavar="NAME",
+        help="kapi-specific: the host name this server's identity lease is named and "
+        "labelled after (default: this machine's host name); give each server sharing "
+        "one etcd its own",
+    )
+    p.add_argument(
+        "--identity-lease-duration-seconds",
+        type=int,
+        metavar="SECONDS",
+        default=3600,
+        help="how long this server's identity lease stays valid without a renewal; "
+        "expired identity leases are deleted, checked once per duration "
+        "(default 3600; APIServerIdentity feature)",
+    )
+    p.add_argument(
+        "--identity-lease-renew-interval-seconds",
+        type=int,
+        metavar="SECONDS",
+        default=10,
+        help="how often this server renews its identity lease (default 10; "
+        "APIServerIdentity feature)",
     )
     p.add_argument(
         "--event-ttl",
@@ -168,6 +224,18 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(
             f'invalid argument "{args.idle_timeout}" for "--idle-timeout" flag: must be positive'
         )
+    compaction_interval = _duration_flag(
+        parser, "etcd-compaction-interval", args.etcd_compaction_interval
+    )
+    if args.compaction_interval is not None:
+        compaction_interval = max(args.compaction_interval, 0.0)
+    etcd_servers = tuple(
+        url.strip() for value in args.etcd_servers for url in value.split(",") if url.strip()
+    )
+    healthcheck_timeout = _duration_flag(
+        parser, "etcd-healthcheck-timeout", args.etcd_healthcheck_timeout
+    )
+    startup_timeout = _duration_flag(parser, "etcd-startup-timeout", args.etcd_startup_timeout)
     port = args.port
     if port == 0:
         from kapi.server import free_port
@@ -181,7 +249,14 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         emulated_version=emulated,
         sqlite_synchronous=args.sqlite_synchronous,
         bookmark_interval=args.watch_bookmark_interval,
-        compaction_interval=args.compaction_interval,
+        compaction_interval=compaction_interval,
+        etcd_servers=etcd_servers,
+        etcd_prefix=args.etcd_prefix,
+        etcd_startup_timeout=startup_timeout,
+        etcd_healthcheck_timeout=healthcheck_timeout,
+        identity_hostname=args.identity_hostname,
+        identity_lease_duration_seconds=args.identity_lease_duration_seconds,
+        identity_lease_renew_interval_seconds=args.identity_lease_renew_interval_seconds,
         event_ttl=event_ttl,
         audit_log_path=args.audit_log_path,
         audit_policy_file=args.audit_policy_file,
@@ -191,15 +266,17 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         read_header_timeout=read_header_timeout,
         idle_timeout=idle_timeout,
     )
+    config_errors = _identity_config_errors(args)
     audit_error = _audit_config_error(args)
     if audit_error:
-        print(f"Error: {audit_error}", file=sys.stderr)
+        config_errors.append(audit_error)
+    if config_errors:
+        print(f"Error: {_aggregate(config_errors)}", file=sys.stderr)
         return 1
     path = kubeconfig.write(config.data_dir, f"http://{_host(args.bind_address)}:{port}")
     print(f"kapi serving on http://{_host(args.bind_address)}:{port}", flush=True)
     print(f"kubeconfig written to {path}", flush=True)
-    serve(config)
-    return 0
+    return serve(config)
 
 
 def _duration_flag(parser: argparse.ArgumentParser, name: str, value: str) -> float:
@@ -214,6 +291,21 @@ def _duration_flag(parser: argparse.ArgumentParser, name: str, value: str) -> fl
     if seconds < 0:
         parser.error(f'invalid argument "{value}" for "--{name}" flag: must not be negative')
     return seconds
+
+
+def _identity_config_errors(args: argparse.Namespace) -> list[str]:
+    """Upstream's checks of the identity lease flags, with its messages."""
+    errs: list[str] = []
+    for flag in ("identity-lease-duration-seconds", "identity-lease-renew-interval-seconds"):
+        value = getattr(args, flag.replace("-", "_"))
+        if value <= 0:
+            errs.append(f"--{flag} should be a positive number, but value '{value}' provided")
+    return errs
+
+
+def _aggregate(messages: list[str]) -> str:
+    """Several errors as apimachinery's aggregate prints them: one bare, more in brackets."""
+    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
 
 
 def _audit_config_error(args: argparse.Namespace) -> str:

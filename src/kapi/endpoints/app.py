@@ -130,7 +130,9 @@ class APIServerApp:
                 try:
                     await self.config.start()
                 except Exception as exc:
-                    log.exception("start-up failed")
+                    # Unreachable storage is said in one line; anything else is a bug.
+                    unreachable = isinstance(exc, StorageUnavailableError)
+                    log.error("start-up failed: %s", exc, exc_info=not unreachable)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
