@@ -92,3 +92,50 @@ def test_a_terminating_crd_never_installed_here_still_loses_its_objects(tmp_path
             await server.stop()
 
     assert asyncio.run(scenario()) == ([], 0)
+
+
+def test_names_refused_for_a_conflict_are_accepted_once_the_holder_is_deleted(
+    tmp_path: Path,
+) -> None:
+    """Conflicts are judged on the names CRDs accepted in storage (every server sees the
+    same), and a deleted CRD's names go to the CRD of its group that was refused them."""
+
+    async def scenario() -> list[Any]:
+        server = APIServer(ServerConfig(data_dir=tmp_path))
+        await server.start()
+        crds = server.store("apiextensions.k8s.io", "customresourcedefinitions")
+
+        async def conditions(name: str) -> dict[str, Any]:
+            crd = await crds.get(None, name)
+            return {
+                c["type"]: (c["status"], c["reason"], c["message"])
+                for c in (crd.get("status") or {}).get("conditions") or []
+            }
+
+        async def wait_for(name: str, type_: str, status: str) -> Any:
+            for _ in range(400):
+                found = await conditions(name)
+                if found.get(type_, ("",))[0] == status:
+                    return found[type_]
+                await asyncio.sleep(0.01)
+            raise AssertionError(f"{name} {type_} never {status}: {found}")
+
+        try:
+            await crds.create(_gadgets())
+            await wait_for("gadgets.unit.example.com", "Established", "True")
+            rival = _gadgets()  # another plural, the same kind
+            rival["metadata"]["name"] = f"rivals.{GROUP}"
+            rival["spec"]["names"].update(plural="rivals", singular="rival")
+            await crds.create(rival)
+            refused = await wait_for(f"rivals.{GROUP}", "NamesAccepted", "False")
+            await crds.delete(None, "gadgets.unit.example.com")
+            accepted = await wait_for(f"rivals.{GROUP}", "NamesAccepted", "True")
+            await _until(lambda: (GROUP, "rivals") in server.stores)
+            return [refused, accepted]
+        finally:
+            await server.stop()
+
+    assert asyncio.run(scenario()) == [
+        ("False", "KindConflict", '"Gadget" is already in use'),
+        ("True", "NoConflicts", "no conflicts found"),
+    ]

@@ -35,6 +35,10 @@ class CRDController:
         self.crds = crds
         self.custom_resources = custom_resources
         self._cleanups: dict[str, asyncio.Task[None]] = {}
+        #: Every CRD in storage as last seen, by name: names are checked against the
+        #: names the others have accepted there (shared by every server), never against
+        #: what this server happens to have installed, so servers agree on conflicts.
+        self._known: dict[str, Object] = {}
 
     async def run(self) -> None:
         """Follow the CRDs in storage, whichever server wrote them, until cancelled."""
@@ -46,19 +50,26 @@ class CRDController:
 
     async def replace(self, crds: list[Object]) -> None:
         """After a (re)list: stop serving CRDs deleted meanwhile, then sync every listed one."""
-        listed = {crd["metadata"]["name"] for crd in crds}
+        self._known = {crd["metadata"]["name"]: crd for crd in crds}
         for installed in self.custom_resources.definitions():
-            if installed["metadata"]["name"] not in listed:
+            if installed["metadata"]["name"] not in self._known:
                 self.custom_resources.uninstall(installed)
-        # Those whose names are accepted first: a name two CRDs claim stays with the one
-        # that has it, whatever the order of their names.
-        for crd in sorted(crds, key=lambda c: _condition(c, "NamesAccepted") != "True"):
+        for crd in crds:
             await self.sync(crd)
 
     async def apply(self, event: WatchEvent) -> None:
+        name = event.object["metadata"]["name"]
         if event.type == "DELETED":
+            self._known.pop(name, None)
             self.custom_resources.uninstall(event.object)
+            # Names it held are free: CRDs of its group refused them may now have them.
+            group = event.object["spec"]["group"]
+            for other in list(self._known.values()):
+                refused = _condition(other, "NamesAccepted") == "False"
+                if refused and other["spec"]["group"] == group:
+                    await self.sync(other)
         else:
+            self._known[name] = event.object
             await self.sync(event.object)
 
     async def sync(self, crd: Object) -> None:
@@ -78,6 +89,7 @@ class CRDController:
                 if exc.code not in (404, 409):
                     raise
                 return  # a newer event follows
+            self._known[name] = crd
         if _condition(crd, "Established") == "True":
             self.custom_resources.install(crd)
 
@@ -111,7 +123,7 @@ class CRDController:
         """The first name another CRD of the same group has accepted (upstream's wording)."""
         spec = crd["spec"]
         names = spec["names"]
-        for other in self.custom_resources.definitions():
+        for other in self._known.values():
             if other["metadata"]["name"] == crd["metadata"]["name"]:
                 continue
             if other["spec"]["group"] != spec["group"]:
