@@ -200,7 +200,7 @@ def served(http: httpx.Client, group: str, version: str, plural: str) -> bool:
 
 
 def test_crd_created_on_a_is_served_on_b_and_c_with_kubectl(
-    ha: Cluster, b: httpx.Client, c: httpx.Client, tmp_path: Path
+    ha: Cluster, a: httpx.Client, b: httpx.Client, c: httpx.Client, tmp_path: Path
 ) -> None:
     for directory in "abc":
         (tmp_path / directory).mkdir()
@@ -212,10 +212,10 @@ def test_crd_created_on_a_is_served_on_b_and_c_with_kubectl(
     name = crd["metadata"]["name"]
     kubectl["a"].ok("create", "-f", write_manifest(tmp_path, "crd.yaml", crd))
     kubectl["a"].ok("wait", "--for=condition=Established", f"crd/{name}", "--timeout=20s")
-    for http in (b, c):
+    for http in (a, b, c):
         eventually(
             lambda http=http: served(http, "stable.example.com", "v1", "hacrontabs"),
-            what="the CRD served by B and C",
+            what="the CRD served by every server",
         )
     ns = unique("crd")
     kubectl["a"].ok("create", "namespace", ns)
@@ -266,11 +266,14 @@ def test_crd_update_and_deletion_on_a_reach_b(
     assert stored["metadata"]["uid"] == created.json()["metadata"]["uid"]
 
     # A new served version, written on A, is served on B.
-    current = a.get(f"{CRDS}/{name}").json()
-    v2 = copy.deepcopy(current["spec"]["versions"][0])
-    v2.update(name="v2", storage=False)
-    current["spec"]["versions"].append(v2)
-    assert a.put(f"{CRDS}/{name}", json=current).status_code == 200
+    versions = a.get(f"{CRDS}/{name}").json()["spec"]["versions"]
+    versions.append({**copy.deepcopy(versions[0]), "name": "v2", "storage": False})
+    updated = a.patch(
+        f"{CRDS}/{name}",
+        json={"spec": {"versions": versions}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert updated.status_code == 200, updated.text
     eventually(lambda: served(b, group, "v2", "gadgets"), what="v2 served by B")
     as_v2 = b.get(f"/apis/{group}/v2/namespaces/{ns}/gadgets/g")
     assert as_v2.status_code == 200, as_v2.text
