@@ -149,3 +149,11 @@ def test_workers_need_etcd(tmp_path: Path) -> None:
         "kapi: error: --workers > 1 requires --etcd-servers: the embedded SQLite store "
         "belongs to one process, the workers must share an etcd"
     )
+
+
+def test_workers_stop_when_the_parent_is_sigkilled(workers: KapiServer) -> None:
+    """No orphans: a worker whose supervisor vanished shuts itself down."""
+    pids = two_workers(workers)
+    assert workers.stop(signal.SIGKILL) == -signal.SIGKILL
+    for pid in pids:
+        eventually(lambda pid=pid: not alive(pid), what=f"worker {pid} gone")
