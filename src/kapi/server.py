@@ -345,14 +345,19 @@ class APIServer:
         already, or storage out of reach, fails one round, not the loop.
         """
         assert self.storage is not None
+        storage = self.storage
         previous = 0
         while True:
+            # A failed round (etcd unreachable for a while) is logged and the next one
+            # tried, as upstream's compactor does; the loop never ends on an error.
             try:
                 if previous:
-                    await self.storage.compact(previous)
-                previous = await self.storage.current_revision()
+                    await storage.compact(previous)
+                previous = await storage.current_revision()
+            except asyncio.CancelledError:
+                raise
             except Exception as exc:
-                log.warning("compacting storage: %r", exc)
+                log.error("storage compaction failed: %s", exc)
             await asyncio.sleep(self.config.compaction_interval)
 
     # -- health -----------------------------------------------------------------------
