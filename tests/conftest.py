@@ -1,7 +1,19 @@
-"""Shared fixtures: a real ``kapi serve`` process on a free loopback port."""
+"""Shared fixtures: a real ``kapi serve`` process on a free loopback port.
+
+The storage backend of the servers :func:`start_server` starts is the session's
+choice: ``--storage-backend=sqlite`` (the default) or ``--storage-backend=etcd``,
+also settable as ``KAPI_TEST_STORAGE_BACKEND``.  On etcd, one real etcd member
+(tests/helpers/etcd.py) is started for the session on first use, and each
+server gets an ``--etcd-prefix`` of its own, derived from its data directory:
+servers never see each other's objects, and a restart on the same data
+directory finds its objects again, as on SQLite.  Tests that are SQLite's alone
+(they open ``kapi.db``) are marked ``sqlite_only`` and deselected on etcd.
+"""
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
 import shutil
 import signal
@@ -11,11 +23,103 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+#: The environment variable that chooses the backend when ``--storage-backend`` is not given.
+BACKEND_ENV = "KAPI_TEST_STORAGE_BACKEND"
+BACKENDS = ("sqlite", "etcd")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--storage-backend",
+        choices=BACKENDS,
+        default=os.environ.get(BACKEND_ENV) or "sqlite",
+        help=f"storage of the kapi servers tests start (default: ${BACKEND_ENV} or sqlite)",
+    )
+
+
+class _Session:
+    """The session's backend, and its etcd once a server needed one."""
+
+    backend = "sqlite"
+    etcd: Any = None  # tests.helpers.etcd.EtcdServer (imported late: it imports this module)
+    workdir: Path | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    backend = config.getoption("--storage-backend")
+    if backend not in BACKENDS:  # the env var is not checked by argparse's choices
+        raise pytest.UsageError(f"{BACKEND_ENV}={backend!r}: choose one of {', '.join(BACKENDS)}")
+    _Session.backend = backend
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"kapi storage backend: {_Session.backend}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On etcd, leave out the tests that are about the SQLite file itself."""
+    if _Session.backend == "sqlite":
+        return
+    kept = [item for item in items if item.get_closest_marker("sqlite_only") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _stop_etcd()
+
+
+def _stop_etcd() -> None:
+    if _Session.etcd is not None:
+        _Session.etcd.close()
+        _Session.etcd = None
+
+
+def storage_backend() -> str:
+    """``"sqlite"`` or ``"etcd"``: what :func:`start_server` runs on in this session."""
+    return _Session.backend
+
+
+def session_etcd() -> Any:
+    """The session's etcd member (an ``EtcdServer``), started on first use."""
+    if _Session.etcd is None:
+        import tempfile
+
+        from tests.helpers.etcd import EtcdServer
+
+        workdir = Path(tempfile.mkdtemp(prefix="kapi-test-etcd-"))
+        _Session.workdir = workdir
+        _Session.etcd = EtcdServer.launch(workdir)
+        atexit.register(_stop_etcd)
+    return _Session.etcd
+
+
+def etcd_prefix_for(data_dir: Path) -> str:
+    """The ``--etcd-prefix`` of a server on the session's etcd: one per data directory."""
+    digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+    return f"/kapi-test/{digest}/registry"
+
+
+def backend_flags(data_dir: Path, extra: tuple[str, ...] = ()) -> list[str]:
+    """The ``kapi serve`` flags that put a server on the session's backend.
+
+    None on SQLite, and none when the caller chose its own etcd (``--etcd-servers``
+    in ``extra``); a caller that gives only ``--etcd-prefix`` shares that prefix.
+    """
+    if _Session.backend != "etcd" or any(a.startswith("--etcd-servers") for a in extra):
+        return []
+    flags = ["--etcd-servers", ",".join(session_etcd().endpoints)]
+    if not any(a.startswith("--etcd-prefix") for a in extra):
+        flags += ["--etcd-prefix", etcd_prefix_for(data_dir)]
+    return flags
 
 
 def require_binary(name: str, path: str | None = None) -> str:
@@ -59,9 +163,10 @@ class KapiServer:
 
 
 def start_server(data_dir: Path, *extra: str) -> KapiServer:
-    """Start ``kapi serve`` and wait until ``/readyz`` answers ok."""
+    """Start ``kapi serve`` on the session's backend and wait until ``/readyz`` answers ok."""
     from kapi.server import free_port
 
+    backend = backend_flags(data_dir, extra)
     port = free_port()
     args = [
         sys.executable,
@@ -72,6 +177,7 @@ def start_server(data_dir: Path, *extra: str) -> KapiServer:
         str(port),
         "--data-dir",
         str(data_dir),
+        *backend,
         *extra,
     ]
     log = open(data_dir.parent / f"{data_dir.name}-{port}.log", "wb")  # noqa: SIM115

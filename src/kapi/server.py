@@ -339,7 +339,11 @@ class APIServer:
         )
 
     async def _compact_periodically(self) -> None:
-        """Compact history older than one interval, as kube-apiserver asks etcd to."""
+        """Compact history older than one interval, as kube-apiserver asks etcd to.
+
+        Servers sharing a storage each do; a revision another one compacted
+        already, or storage out of reach, fails one round, not the loop.
+        """
         assert self.storage is not None
         storage = self.storage
         previous = 0
@@ -483,11 +487,16 @@ def uvicorn_options(config: ServerConfig) -> dict[str, Any]:
     }
 
 
-def serve(config: ServerConfig) -> int:
+def serve(config: ServerConfig, *, reuse_port: bool = False) -> int:
     """Run the server until SIGINT/SIGTERM, then drain and stop as kube-apiserver does.
 
     Returns the process's exit code: 0 after a clean shutdown, 1 when start-up
     failed (storage unreachable, ...), with the reason on standard error.
+
+    ``reuse_port``: listen with ``SO_REUSEPORT``, so that several processes (the
+    workers of ``kapi serve --workers``) share the port and the kernel spreads
+    connections over them.  Off otherwise: a second server on a taken port must
+    fail, not quietly take half of its connections.
     """
     import uvicorn
 
@@ -499,15 +508,31 @@ def serve(config: ServerConfig) -> int:
     # handler there makes a clean shutdown exit 0, as kube-apiserver does.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: None)
+    sockets = [shared_listener(config.bind_address, config.port)] if reuse_port else None
     runner = _Uvicorn(uvicorn_config, server)
     # uvicorn exits (status 3) when the application's start-up fails.
     with contextlib.suppress(SystemExit):
-        runner.run()
+        runner.run(sockets=sockets)
     if not runner.started:
         reason = server.startup_error or "start-up failed (see the log above)"
         print(f"Error: {reason}", file=sys.stderr, flush=True)
         return 1
     return 0
+
+
+def shared_listener(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` that other processes may bind as well.
+
+    It is not listening yet: uvicorn listens once the server has started, and
+    only then does the kernel hand this process connections, so a worker still
+    starting (or failing to) never holds connections the others could serve.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    return sock
 
 
 class _Uvicorn(uvicorn.Server):

@@ -31,6 +31,9 @@ from tests.helpers.status import assert_status
 
 Object = dict[str, Any]
 
+# The objects breaking rules are written into copies of the server's SQLite file.
+pytestmark = pytest.mark.sqlite_only
+
 NS = "ratchet"
 COUNTER = "kapi_validation_ratcheted_errors_total"
 MERGE = {"content-type": "application/merge-patch+json"}

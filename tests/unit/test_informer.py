@@ -6,8 +6,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from kapi.registry.informer import Informer
+from kapi.registry.informer import Backoff, Informer, reflect
+from kapi.registry.store import ListResult, WatchEvent
 from kapi.server import APIServer, ServerConfig
+from kapi.storage.interface import ExpiredError, StorageUnavailableError
 
 
 def _configmap(name: str, value: str) -> dict[str, Any]:
@@ -84,3 +86,76 @@ def test_server_namespace_informer_sees_system_namespaces(tmp_path: Path) -> Non
     default, missing = asyncio.run(scenario())
     assert default["metadata"]["name"] == "default"
     assert missing is None
+
+
+# -- relisting: several servers share storage, so watches break and caches must recover --
+
+
+class _ScriptedStore:
+    """A store whose lists and watches play a script: each step a list result or an error,
+    each watch a list of events and then, optionally, an error raised by iteration."""
+
+    resource = type("R", (), {"plural": "configmaps"})()
+
+    def __init__(self, lists: list[Any], watches: list[tuple[list[WatchEvent], Any]]) -> None:
+        self.lists = lists
+        self.watches = watches
+        self.watched_from: list[str] = []
+        self.exhausted = asyncio.Event()
+
+    async def list(self, namespace: Any, predicate: Any) -> ListResult:
+        if not self.lists:
+            self.exhausted.set()
+            await asyncio.Event().wait()  # the script is over: hang until cancelled
+        step = self.lists.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        return step
+
+    async def watch(self, namespace: Any, predicate: Any, *, resource_version: str) -> Any:
+        self.watched_from.append(resource_version)
+        events, error = self.watches.pop(0)
+
+        async def stream() -> Any:
+            for event in events:
+                yield event
+            if error is not None:
+                raise error
+
+        return stream()
+
+
+def test_reflect_relists_after_expiry_and_unavailability_keeping_the_cache() -> None:
+    """410 from the watch: list again at once; storage down: keep the old set, retry."""
+    one, two, three = (_configmap(n, n) for n in ("one", "two", "three"))
+    store = _ScriptedStore(
+        lists=[
+            ListResult([one], 10),
+            StorageUnavailableError("etcd down"),
+            ListResult([two, three], 20),
+        ],
+        watches=[([WatchEvent("ADDED", two)], ExpiredError(11, 15)), ([], None)],
+    )
+    snapshots: list[list[str]] = []
+    informer = Informer(lambda objs: snapshots.append(sorted(objs)))
+
+    async def scenario() -> None:
+        task = asyncio.create_task(reflect(store, informer, backoff=Backoff(initial=0.01)))
+        await asyncio.wait_for(store.exhausted.wait(), 10)
+        task.cancel()
+
+    asyncio.run(scenario())
+    # Never empty in between: the failed list left the previous set in place.
+    assert snapshots == [
+        ["default/one"],
+        ["default/one", "default/two"],
+        ["default/three", "default/two"],
+    ]
+    assert store.watched_from == ["10", "20"]
+
+
+def test_backoff_starts_at_once_doubles_and_is_capped() -> None:
+    backoff = Backoff(initial=0.1, cap=0.5)
+    assert [backoff.next() for _ in range(6)] == [0.0, 0.1, 0.2, 0.4, 0.5, 0.5]
+    backoff.reset()
+    assert backoff.next() == 0.0

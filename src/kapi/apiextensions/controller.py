@@ -18,8 +18,9 @@ from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apimachinery import errors
 from kapi.apimachinery.unstructured import Object
 from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER
+from kapi.registry.informer import Backoff, reflect
 from kapi.registry.predicate import EVERYTHING
-from kapi.registry.store import Store
+from kapi.registry.store import Store, WatchEvent
 from kapi.runtime.objects import now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -34,25 +35,42 @@ class CRDController:
         self.crds = crds
         self.custom_resources = custom_resources
         self._cleanups: dict[str, asyncio.Task[None]] = {}
+        #: Every CRD in storage as last seen, by name: names are checked against the
+        #: names the others have accepted there (shared by every server), never against
+        #: what this server happens to have installed, so servers agree on conflicts.
+        self._known: dict[str, Object] = {}
 
     async def run(self) -> None:
+        """Follow the CRDs in storage, whichever server wrote them, until cancelled."""
         try:
-            while True:
-                try:
-                    events = await self.crds.watch(None, EVERYTHING)
-                    async for event in events:
-                        if event.type == "DELETED":
-                            self.custom_resources.uninstall(event.object)
-                        elif event.type != "BOOKMARK":
-                            await self.sync(event.object)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("CRD controller failed; restarting")
-                    await asyncio.sleep(1)
+            await reflect(self.crds, self)
         finally:
             for task in self._cleanups.values():
                 task.cancel()
+
+    async def replace(self, crds: list[Object]) -> None:
+        """After a (re)list: stop serving CRDs deleted meanwhile, then sync every listed one."""
+        self._known = {crd["metadata"]["name"]: crd for crd in crds}
+        for installed in self.custom_resources.definitions():
+            if installed["metadata"]["name"] not in self._known:
+                self.custom_resources.uninstall(installed)
+        for crd in crds:
+            await self.sync(crd)
+
+    async def apply(self, event: WatchEvent) -> None:
+        name = event.object["metadata"]["name"]
+        if event.type == "DELETED":
+            self._known.pop(name, None)
+            self.custom_resources.uninstall(event.object)
+            # Names it held are free: CRDs of its group refused them may now have them.
+            group = event.object["spec"]["group"]
+            for other in list(self._known.values()):
+                refused = _condition(other, "NamesAccepted") == "False"
+                if refused and other["spec"]["group"] == group:
+                    await self.sync(other)
+        else:
+            self._known[name] = event.object
+            await self.sync(event.object)
 
     async def sync(self, crd: Object) -> None:
         name = crd["metadata"]["name"]
@@ -71,6 +89,7 @@ class CRDController:
                 if exc.code not in (404, 409):
                     raise
                 return  # a newer event follows
+            self._known[name] = crd
         if _condition(crd, "Established") == "True":
             self.custom_resources.install(crd)
 
@@ -104,7 +123,7 @@ class CRDController:
         """The first name another CRD of the same group has accepted (upstream's wording)."""
         spec = crd["spec"]
         names = spec["names"]
-        for other in self.custom_resources.definitions():
+        for other in self._known.values():
             if other["metadata"]["name"] == crd["metadata"]["name"]:
                 continue
             if other["spec"]["group"] != spec["group"]:
@@ -125,26 +144,47 @@ class CRDController:
         return None
 
     async def _clean_up(self, crd: Object) -> None:
-        """Delete every custom resource of a deleted CRD, then let the CRD go."""
+        """Delete every custom resource of a deleted CRD, then let the CRD go.
+
+        Every server sharing the storage runs this for the same CRD: objects
+        another one deleted first and a finalizer it already dropped are not
+        errors, and a failure (storage unavailable) is retried, not given up.
+        """
         name = crd["metadata"]["name"]
-        store = self.custom_resources.store(crd)
-        while store is not None:
-            await store.delete_collection(None, EVERYTHING)
-            if not (await store.list(None, EVERYTHING)).items:
-                break
-            await asyncio.sleep(self.retry_interval)
-        self.custom_resources.uninstall(crd)
-
-        async def drop_finalizer(obj: Object) -> Object:
-            finalizers = obj["metadata"].get("finalizers") or []
-            obj["metadata"]["finalizers"] = [f for f in finalizers if f != CLEANUP_FINALIZER]
-            return obj  # still at the version just read: CRD writes are conditional
-
-        try:
-            await self.crds.update(None, name, drop_finalizer)
-        except errors.StatusError as exc:
-            if exc.code != 404:
+        backoff = Backoff(initial=self.retry_interval)
+        while True:
+            try:
+                if await self._delete_instances(crd):
+                    await self.crds.update(None, name, _drop_cleanup_finalizer)
+                    return
+                await asyncio.sleep(self.retry_interval)
+            except asyncio.CancelledError:
                 raise
+            except errors.StatusError as exc:
+                if exc.code == 404:
+                    return  # the CRD is gone: another server finished first
+                log.warning("cleaning up CRD %s: %s; retrying", name, exc)
+                await asyncio.sleep(backoff.next())
+            except Exception as exc:
+                log.warning("cleaning up CRD %s: %r; retrying", name, exc)
+                await asyncio.sleep(backoff.next())
+
+    async def _delete_instances(self, crd: Object) -> bool:
+        """Delete ``crd``'s custom resources; whether none is left (then it stops serving)."""
+        store = self.custom_resources.store_or_new(crd)
+        if store is not None:
+            await store.delete_collection(None, EVERYTHING)
+            if (await store.list(None, EVERYTHING)).items:
+                return False
+        self.custom_resources.uninstall(crd)
+        return True
+
+
+async def _drop_cleanup_finalizer(obj: Object) -> Object:
+    finalizers = obj["metadata"].get("finalizers") or []
+    obj["metadata"]["finalizers"] = [f for f in finalizers if f != CLEANUP_FINALIZER]
+    obj["metadata"].pop("resourceVersion", None)  # retried on a conflict: the latest counts
+    return obj
 
 
 def _with_status(status: Object, crd: Object) -> Any:

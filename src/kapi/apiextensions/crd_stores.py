@@ -81,6 +81,21 @@ class CustomResourceStores:
         names = installed["status"]["acceptedNames"]
         return self._stores.get((installed["spec"]["group"], names["plural"]))
 
+    def store_or_new(self, crd: Object) -> Store | None:
+        """The store of ``crd``'s resource, built (not served) when it is not installed.
+
+        A server may first see a CRD when it is already being deleted (another
+        server marked it): its custom resources must still be deleted.  ``None``
+        when the CRD never had its names accepted, so it can have none.
+        """
+        installed = self.store(crd)
+        if installed is not None or not (crd.get("status") or {}).get("acceptedNames"):
+            return installed
+        built = custom_resource(
+            crd, self._webhook_clients, self._feature_gates, self._ratcheting_metrics
+        )
+        return self._new_store(built.resource)
+
     def install(self, crd: Object) -> None:
         """Serve an established CRD, replacing what an earlier version of it installed."""
         name = crd["metadata"]["name"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
 from pathlib import Path
 
 from kapi.apimachinery.gotext import parse_go_duration
 from kapi.apimachinery.validation import is_valid_label_value
-from kapi.cli import commands, kubeconfig
+from kapi.cli import commands, kubeconfig, workers
 from kapi.features import FeatureGate
 from kapi.server import ServerConfig, serve
 from kapi.version import DEFAULT_VERSION, Version
@@ -174,6 +175,15 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         help="kapi-specific: close a kept-alive connection that sends no new request within "
         "this time (a Go duration, default 90s: kube-apiserver's fixed value)",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="kapi-specific: serve from this many processes sharing the port (SO_REUSEPORT) "
+        "and the etcd of --etcd-servers (default 1)",
+    )
+    # Set by the supervising ``kapi serve --workers N`` on each worker's command line.
+    p.add_argument("--worker-index", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--v", "-v", dest="verbosity", type=int, default=0, help="log verbosity")
 
 
@@ -195,10 +205,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sys.stdout.write(path.read_text())
         return 0
-    return _serve(args, parser)
+    return _serve(args, parser, sys.argv[1:] if argv is None else argv)
 
 
-def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list[str]) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbosity >= 4 else logging.INFO,
         format="%(asctime)s %(levelname).1s %(name)s] %(message)s",
@@ -237,6 +247,9 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser, "etcd-healthcheck-timeout", args.etcd_healthcheck_timeout
     )
     startup_timeout = _duration_flag(parser, "etcd-startup-timeout", args.etcd_startup_timeout)
+    workers_error = _workers_error(args, etcd_servers)
+    if workers_error:
+        parser.error(workers_error)
     port = args.port
     if port == 0:
         from kapi.server import free_port
@@ -274,10 +287,35 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if config_errors:
         print(f"Error: {_aggregate(config_errors)}", file=sys.stderr)
         return 1
+    if args.worker_index is not None:  # one of ``--workers N``: the parent said it all
+        workers.stop_with_parent()
+        return serve(config, reuse_port=True)
     path = kubeconfig.write(config.data_dir, f"http://{_host(args.bind_address)}:{port}")
     print(f"kapi serving on http://{_host(args.bind_address)}:{port}", flush=True)
     print(f"kubeconfig written to {path}", flush=True)
+    if args.workers > 1:
+        hostname = args.identity_hostname or socket.gethostname()
+        return workers.run_workers(argv, args.workers, port, hostname)
     return serve(config)
+
+
+def _workers_error(args: argparse.Namespace, etcd_servers: tuple[str, ...]) -> str:
+    """Why ``--workers`` cannot be honoured with the other flags (empty: it can)."""
+    if args.workers < 1:
+        return f"--workers must be at least 1, got {args.workers}"
+    if args.workers == 1:
+        return ""
+    if not etcd_servers:
+        return (
+            "--workers > 1 requires --etcd-servers: the embedded SQLite store belongs to "
+            "one process, the workers must share an etcd"
+        )
+    if args.audit_log_path not in ("", "-"):
+        return (
+            "--workers > 1 cannot write one --audit-log-path file from several processes "
+            "(its rotation is per process); use '-' or one worker"
+        )
+    return ""
 
 
 def _duration_flag(parser: argparse.ArgumentParser, name: str, value: str) -> float:

@@ -15,8 +15,9 @@ from typing import Any
 
 from kapi.apimachinery import errors
 from kapi.apis.core_v1 import SYSTEM_NAMESPACES
+from kapi.registry.informer import Backoff, reflect
 from kapi.registry.predicate import EVERYTHING
-from kapi.registry.store import Store
+from kapi.registry.store import Store, WatchEvent
 
 log = logging.getLogger(__name__)
 FINALIZER = "kubernetes"
@@ -46,21 +47,21 @@ class NamespaceController:
         self._finalizing: dict[str, asyncio.Task[None]] = {}
 
     async def run(self) -> None:
+        """Follow the namespaces in storage, whichever server wrote them, until cancelled."""
         try:
-            while True:
-                try:
-                    events = await self.namespaces.watch(None, EVERYTHING)
-                    async for event in events:
-                        if event.type != "BOOKMARK" and _terminating(event.object):
-                            self._start(event.object["metadata"]["name"])
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("namespace controller failed; restarting")
-                    await asyncio.sleep(1)
+            await reflect(self.namespaces, self)
         finally:
             for task in self._finalizing.values():
                 task.cancel()
+
+    async def replace(self, namespaces: list[dict[str, Any]]) -> None:
+        for namespace in namespaces:
+            if _terminating(namespace):
+                self._start(namespace["metadata"]["name"])
+
+    async def apply(self, event: WatchEvent) -> None:
+        if event.type != "DELETED" and _terminating(event.object):
+            self._start(event.object["metadata"]["name"])
 
     def _start(self, name: str) -> None:
         task = self._finalizing.get(name)
@@ -71,15 +72,30 @@ class NamespaceController:
         """Delete everything in ``name`` until it is empty, then drop the ``kubernetes`` finalizer.
 
         Content whose own finalizers keep it around holds the namespace in
-        Terminating, as upstream's namespace controller does.
+        Terminating, as upstream's namespace controller does.  Every server
+        sharing the storage finalizes the same namespace: content another one
+        deleted first, a conflicting write and a namespace already gone are
+        expected; other failures (storage unavailable) are retried until the
+        namespace is gone.
         """
-        while await self._delete_content(name):
-            await asyncio.sleep(self.retry_interval)
-        try:
-            await self.namespaces.update(None, name, _drop_finalizer, subresource="finalize")
-        except errors.StatusError as exc:
-            if exc.code != 404:
+        backoff = Backoff(initial=self.retry_interval)
+        while True:
+            try:
+                if await self._delete_content(name):
+                    await asyncio.sleep(self.retry_interval)
+                    continue
+                await self.namespaces.update(None, name, _drop_finalizer, subresource="finalize")
+                return
+            except asyncio.CancelledError:
                 raise
+            except errors.StatusError as exc:
+                if exc.code == 404:
+                    return  # finalized, by this server or another
+                log.warning("finalizing namespace %s: %s; retrying", name, exc)
+                await asyncio.sleep(backoff.next())
+            except Exception as exc:
+                log.warning("finalizing namespace %s: %r; retrying", name, exc)
+                await asyncio.sleep(backoff.next())
 
     async def _delete_content(self, name: str) -> int:
         """Delete what is in the namespace; return how many objects are still there."""

@@ -608,6 +608,11 @@ async def _watch_stream(
                 event = next_event.result()
             except StopAsyncIteration:
                 return
+            except errors.StatusError as exc:
+                # The storage watch could not go on (410 Expired, or InternalError): upstream
+                # sends the Status as an ERROR event and ends the stream.
+                yield encode_event("ERROR", exc.status)
+                return
             yield encode_event(event.type, await _watch_object(scope, event))
     finally:
         stopping.cancel()

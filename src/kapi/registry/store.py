@@ -42,12 +42,15 @@ from kapi.storage.interface import (
     KeyNotFoundError,
     KeyValue,
     Storage,
+    StorageUnavailableError,
 )
 from kapi.validation.declarative import DeclarativeValidation
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_NAME_LENGTH = 63 - 5
 _LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
+#: What upstream's etcd3 watcher sends when etcd tells it the watch's next revision is compacted.
+_WATCH_TOO_OLD = "The resourceVersion for the provided watch is too old."
 _CONTINUE_TOO_OLD = (
     "The provided continue parameter is too old to display a consistent list result. "
     "You can start a new list without the continue parameter, or use the continue token "
@@ -678,6 +681,9 @@ class Store:
         With no resourceVersion (or "0"), or with ``sendInitialEvents``, the
         current objects come first as ADDED events; otherwise events start
         after ``resource_version``.  Raises 410 Expired when that is compacted.
+        Iterating the events raises :class:`errors.StatusError` when the storage
+        watch cannot go on: 410 Expired when its place was compacted, 500
+        InternalError when storage became unreachable; the watch ends there.
         """
         prefix = self._namespace_prefix(namespace)
         initial = send_initial_events
@@ -714,13 +720,21 @@ class Store:
                     "BOOKMARK",
                     self._bookmark(start, {"k8s.io/initial-events-end": "true"}),
                 )
-            async for event in watch:
-                if event.type is EventType.PROGRESS:
-                    yield WatchEvent("BOOKMARK", self._bookmark(event.revision))
-                    continue
-                out = await self._to_watch_event(event, predicate)
-                if out is not None:
-                    yield out
+            try:
+                async for event in watch:
+                    if event.type is EventType.PROGRESS:
+                        yield WatchEvent("BOOKMARK", self._bookmark(event.revision))
+                        continue
+                    out = await self._to_watch_event(event, predicate)
+                    if out is not None:
+                        yield out
+            except ExpiredError:
+                # The backend lost its place (etcd compacted past it while unreachable):
+                # upstream's etcd3 watcher ends the watch with a 410 its clients relist on.
+                raise errors.resource_expired(_WATCH_TOO_OLD) from None
+            except StorageUnavailableError as exc:
+                # Any other error from etcd's watch ends it with an InternalError Status.
+                raise errors.internal_error(exc) from None
         finally:
             await watch.close()
 
