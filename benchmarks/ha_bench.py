@@ -1,0 +1,233 @@
+"""kapi on etcd next to kapi on SQLite, and one worker next to two, in one run.
+
+The embedded SQLite store answers from the server's own process; etcd adds a
+gRPC round trip to another process for every read and a replicated, fsynced
+log for every write.  This benchmark shows what that costs, and what several
+server processes on one etcd (``kapi serve --workers``) give back, measured
+side by side in interleaved rounds (odd rounds in reverse order, so that the
+drift of a noisy 2-core machine hits every setup alike):
+
+- ``sqlite``: ``kapi serve`` on its embedded default;
+- ``etcd``: ``kapi serve --etcd-servers=<one local etcd member>``;
+- ``etcd x2``: ``kapi serve --workers 2`` on the same etcd (its own
+  ``--etcd-prefix``, so the three servers never see each other's objects).
+
+Workloads, with wrk at 16 connections (run.py's scripts): GET of one
+ConfigMap, CREATE of ConfigMaps, LIST of 1000 ConfigMaps.  Then watch
+delivery: one watcher on a namespace while one client creates ConfigMaps in
+it back to back; reported as events delivered per second and the time from
+sending a create to receiving its ADDED event (p50/p99).
+
+Nothing is pinned: the workers need both cores, and etcd, the servers and
+wrk share them, which is also what limits the figures (see the closing lines
+of the output).  The etcd member runs with its defaults (an fsync per write).
+
+    python benchmarks/ha_bench.py            # 3 rounds x 2 s, about 3 minutes
+    python benchmarks/ha_bench.py --quick    # 2 rounds x 1 s
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import multiprocessing
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import run as bench
+
+sys.path.insert(0, str(bench.REPO))
+from tests.helpers.etcd import EtcdServer  # the tests' real etcd launcher
+
+CLIENTS = 16
+JSON = {"Content-Type": "application/json"}
+WATCH_NAMESPACE = "bench-watch"
+SETUPS: dict[str, tuple[str, ...]] = {
+    "sqlite": (),
+    "etcd": ("--etcd-prefix", "/bench-one"),
+    "etcd x2": ("--etcd-prefix", "/bench-two", "--workers", "2"),
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    key: str
+    kind: str  # run.py's wrk script: get or create
+    path: str
+
+
+WORKLOADS = (
+    Workload("GET", "get", f"/api/v1/namespaces/{bench.NAMESPACE}/configmaps/x"),
+    Workload("CREATE", "create", f"/api/v1/namespaces/{bench.NAMESPACE}/configmaps"),
+    Workload(
+        f"LIST {bench.LIST_SIZE}", "get", f"/api/v1/namespaces/{bench.LIST_NAMESPACE}/configmaps"
+    ),
+)
+
+
+# -- watch delivery ----------------------------------------------------------------------
+
+
+def follow(port: int, path: str, last: str, out: Connection) -> None:
+    """The watcher, in a process of its own so that it never waits for the writer's GIL:
+    sends back when (``time.monotonic``, shared by processes) each ADDED event arrived."""
+    watcher = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    watcher.request("GET", path)
+    stream = watcher.getresponse()
+    out.send("ready")
+    received: dict[str, float] = {}
+    while line := stream.readline():
+        name = json.loads(line)["object"]["metadata"]["name"]
+        received[name] = time.monotonic()
+        if name == last:
+            break
+    out.send(received)
+
+
+def watch_delivery(port: int, duration: float, tag: str) -> dict[str, float]:
+    """Create ConfigMaps back to back for ``duration`` seconds while a watch follows them."""
+    base = f"/api/v1/namespaces/{WATCH_NAMESPACE}/configmaps"
+    writer = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    writer.request("GET", base)
+    start_rv = json.loads(writer.getresponse().read())["metadata"]["resourceVersion"]
+    last = f"{tag}-end"
+    ours, theirs = multiprocessing.Pipe()
+    watch_path = f"{base}?watch=1&resourceVersion={start_rv}"
+    watcher = multiprocessing.Process(target=follow, args=(port, watch_path, last, theirs))
+    watcher.start()
+    if not ours.poll(30):
+        raise RuntimeError("the watcher did not start")
+    ours.recv()
+    sent: dict[str, float] = {}
+    deadline = time.monotonic() + duration
+    seq = 0
+    while time.monotonic() < deadline:
+        name = f"{tag}-{seq}"
+        seq += 1
+        sent[name] = time.monotonic()
+        writer.request("POST", base, json.dumps(bench.configmap(name)), JSON)
+        writer.getresponse().read()
+    writer.request("POST", base, json.dumps(bench.configmap(last)), JSON)
+    writer.getresponse().read()
+    writer.close()
+    if not ours.poll(30):
+        raise RuntimeError("the watcher did not see the last event")
+    received: dict[str, float] = ours.recv()
+    watcher.join(10)
+    delays = sorted((received[n] - t) * 1e3 for n, t in sent.items() if n in received)
+    if len(delays) != len(sent):
+        raise RuntimeError(f"watch delivered {len(delays)} of {len(sent)} events")
+    return {
+        "events_per_s": len(delays) / duration,
+        "p50_ms": delays[len(delays) // 2],
+        "p99_ms": delays[min(len(delays) - 1, int(len(delays) * 0.99))],
+    }
+
+
+def etcd_version() -> str:
+    out = subprocess.run(["etcd", "--version"], capture_output=True, text=True).stdout
+    return out.splitlines()[0] if out else "etcd"
+
+
+# -- the run -----------------------------------------------------------------------------
+
+
+def prepare(port: int) -> None:
+    bench.prepare_kapi(port)
+    bench.Client(port).call(
+        "POST",
+        "/api/v1/namespaces",
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WATCH_NAMESPACE}},
+        201,
+    )
+
+
+def measure(
+    loadgen: bench.LoadGenerator, servers: dict[str, bench.Server], rounds: int, duration: int
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    plan = [(setup, w) for w in WORKLOADS for setup in servers]
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for round_no in range(rounds):
+        order = plan if round_no % 2 == 0 else plan[::-1]
+        for setup, w in order:
+            server = servers[setup]
+            sc = bench.Scenario(w.key, w.key, setup, w.kind, w.path)
+            result = loadgen.run(sc, server.port, CLIENTS, duration, f"r{round_no}")
+            results.setdefault((setup, w.key), []).append(result)
+        for setup in servers if round_no % 2 == 0 else list(servers)[::-1]:
+            delivery = watch_delivery(servers[setup].port, duration, f"w{round_no}")
+            results.setdefault((setup, "watch"), []).append(delivery)
+        print(f"round {round_no + 1}/{rounds} done", flush=True)
+    return results
+
+
+def render(results: dict[tuple[str, str], list[dict[str, Any]]], setups: list[str]) -> str:
+    def med(setup: str, key: str, field: str) -> float:
+        return float(statistics.median(r[field] for r in results[(setup, key)]))
+
+    lines = [f"{'workload':<12}{'setup':<10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}"]
+    for w in WORKLOADS:
+        for setup in setups:
+            errors = sum(r["errors"] for r in results[(setup, w.key)])
+            lines.append(
+                f"{w.key:<12}{setup:<10}{med(setup, w.key, 'rps'):>10,.0f}"
+                f"{med(setup, w.key, 'p50_ms'):>9.2f}{med(setup, w.key, 'p99_ms'):>9.2f}{errors:>8}"
+            )
+    lines.append("")
+    lines.append(f"{'watch':<12}{'setup':<10}{'events/s':>10}{'p50 ms':>9}{'p99 ms':>9}")
+    for setup in setups:
+        lines.append(
+            f"{'delivery':<12}{setup:<10}{med(setup, 'watch', 'events_per_s'):>10,.0f}"
+            f"{med(setup, 'watch', 'p50_ms'):>9.2f}{med(setup, 'watch', 'p99_ms'):>9.2f}"
+        )
+    lines.append("")
+    lines.append("ratios (medians of req/s):")
+    for w in WORKLOADS:
+        sqlite, etcd, two = (med(s, w.key, "rps") for s in setups)
+        lines.append(
+            f"  {w.key:<10} etcd / sqlite {etcd / sqlite:5.2f}"
+            f"    etcd x2 / etcd x1 {two / etcd:5.2f}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = bench.paired_options(__doc__.splitlines()[0], argv)
+    rounds = args.rounds if argv and "--rounds" in argv else (2 if args.quick else 3)
+    loadgen = bench.LoadGenerator("wrk", None)
+    with tempfile.TemporaryDirectory(prefix="kapi-ha-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        etcd = EtcdServer.launch(tmp / "etcd")
+        servers: dict[str, bench.Server] = {}
+        try:
+            for setup, flags in SETUPS.items():
+                cmd = [sys.executable, "-m", "kapi", "serve", "--data-dir", str(tmp / setup)]
+                if setup != "sqlite":
+                    cmd += ["--etcd-servers", ",".join(etcd.endpoints), *flags]
+                servers[setup] = bench.start_server(setup.replace(" ", "-"), cmd, tmp, None)
+            for server in servers.values():
+                server.wait_ready("/readyz")
+                prepare(server.port)
+            print(
+                f"{bench.wrk_version()}, {CLIENTS} connections, nothing pinned, "
+                f"{rounds} rounds x {args.duration}s; {etcd_version()}",
+                flush=True,
+            )
+            results = measure(loadgen, servers, rounds, args.duration)
+        finally:
+            for server in servers.values():
+                server.stop()
+            etcd.close()
+    print(render(results, list(SETUPS)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
