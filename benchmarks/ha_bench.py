@@ -20,6 +20,10 @@ setup can write, so that the figure is the delivery's and not a queue's;
 reported as the time from sending a create to receiving its ADDED event
 (p50/p99), every event accounted for.
 
+Beside each rate, the CPU kapi's processes and etcd burnt during it (100% is
+one core): where one of them is near a core, or the two together near the
+machine's two, that is what bounds the rate.
+
 Nothing is pinned: the workers need both cores, and etcd, the servers and
 wrk share them, which is also what limits the figures.  The etcd member runs
 with its defaults (an fsync per write).  docs/storage-etcd.md has a run's
@@ -157,9 +161,28 @@ def prepare(port: int) -> None:
     )
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its children (a ``--workers`` parent's workers)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    try:
+        return [pid, *(int(child) for child in children.read_text().split())]
+    except OSError:
+        return [pid]
+
+
+def cpu_of(pids: list[int]) -> float:
+    return sum(bench.cpu_seconds(pid) for pid in pids)
+
+
 def measure(
-    loadgen: bench.LoadGenerator, servers: dict[str, bench.Server], rounds: int, duration: int
+    loadgen: bench.LoadGenerator,
+    servers: dict[str, bench.Server],
+    etcd_pid: int,
+    rounds: int,
+    duration: int,
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Every workload on every setup, then watch delivery on each, round after round; each
+    load's result carries the CPU kapi's processes and etcd used, in cores."""
     plan = [(setup, w) for w in WORKLOADS for setup in servers]
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for round_no in range(rounds):
@@ -167,7 +190,12 @@ def measure(
         for setup, w in order:
             server = servers[setup]
             sc = bench.Scenario(w.key, w.key, setup, w.kind, w.path)
+            kapi = process_tree(server.proc.pid)
+            before, etcd_before, started = cpu_of(kapi), cpu_of([etcd_pid]), time.monotonic()
             result = loadgen.run(sc, server.port, CLIENTS, duration, f"r{round_no}")
+            wall = time.monotonic() - started
+            result["kapi_cpu"] = (cpu_of(kapi) - before) / wall
+            result["etcd_cpu"] = (cpu_of([etcd_pid]) - etcd_before) / wall
             results.setdefault((setup, w.key), []).append(result)
         for setup in servers if round_no % 2 == 0 else list(servers)[::-1]:
             delivery = watch_delivery(servers[setup].port, duration, f"w{round_no}")
@@ -180,13 +208,18 @@ def render(results: dict[tuple[str, str], list[dict[str, Any]]], setups: list[st
     def med(setup: str, key: str, field: str) -> float:
         return float(statistics.median(r[field] for r in results[(setup, key)]))
 
-    lines = [f"{'workload':<12}{'setup':<10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}"]
+    lines = [
+        f"{'workload':<12}{'setup':<10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'kapi cpu':>10}{'etcd cpu':>10}{'errors':>8}"
+    ]
     for w in WORKLOADS:
         for setup in setups:
             errors = sum(r["errors"] for r in results[(setup, w.key)])
             lines.append(
                 f"{w.key:<12}{setup:<10}{med(setup, w.key, 'rps'):>10,.0f}"
-                f"{med(setup, w.key, 'p50_ms'):>9.2f}{med(setup, w.key, 'p99_ms'):>9.2f}{errors:>8}"
+                f"{med(setup, w.key, 'p50_ms'):>9.2f}{med(setup, w.key, 'p99_ms'):>9.2f}"
+                f"{med(setup, w.key, 'kapi_cpu'):>10.0%}{med(setup, w.key, 'etcd_cpu'):>10.0%}"
+                f"{errors:>8}"
             )
     lines.append("")
     lines.append(f"{'watch':<12}{'setup':<10}{'events/s':>10}{'p50 ms':>9}{'p99 ms':>9}")
@@ -228,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{rounds} rounds x {args.duration}s; {etcd_version()}",
                 flush=True,
             )
-            results = measure(loadgen, servers, rounds, args.duration)
+            assert etcd.process is not None
+            results = measure(loadgen, servers, etcd.process.pid, rounds, args.duration)
         finally:
             for server in servers.values():
                 server.stop()
