@@ -3,6 +3,7 @@
 Starts one real etcd (tests/helpers/etcd.py) and, under uvloop as kapi runs,
 drives the same operations through every candidate that can be imported:
 
+* ``kapi-etcd``: kapi's ``EtcdStorage`` itself, for what it adds to the transport;
 * ``grpc-raw``: ``grpc.aio`` calls on the generated etcd stubs that the
   ``aetcd`` package ships (``aetcd.rpc``), with no client layer in between:
   what kapi's backend does;
@@ -352,7 +353,50 @@ class Gateway:
         await self.client.aclose()
 
 
+class KapiStore:
+    """kapi's own backend (``EtcdStorage``) on the chosen transport: what it adds."""
+
+    name = "kapi-etcd"
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+
+    async def start(self) -> None:
+        from kapi.storage.etcd import EtcdStorage
+
+        self.store = await EtcdStorage.connect([self.endpoint], prefix="/kapi-bench")
+
+    @staticmethod
+    def _key(key: bytes) -> str:
+        return "/registry" + key.decode()
+
+    async def get(self, key: bytes) -> None:
+        await self.store.get(self._key(key))
+
+    async def create(self, key: bytes, value: bytes) -> int:
+        return (await self.store.create(self._key(key), value)).mod_revision
+
+    async def update(self, key: bytes, value: bytes, revision: int) -> int:
+        return (await self.store.update(self._key(key), value, revision)).mod_revision
+
+    async def range(self, prefix: bytes) -> int:
+        return len((await self.store.list(self._key(prefix))).kvs)
+
+    async def put(self, key: bytes, value: bytes) -> None:
+        await self.store.create(self._key(key), value)
+
+    async def watch(self, prefix: bytes) -> AsyncIterator[int]:
+        watch = await self.store.watch(self._key(prefix), 0)
+        yield 0
+        async for event in watch:
+            yield event.revision
+
+    async def close(self) -> None:
+        await self.store.close()
+
+
 FACTORIES: dict[str, Callable[[str], Any]] = {
+    "kapi-etcd": KapiStore,
     "grpc-raw": GrpcRaw,
     "aetcd": Aetcd,
     "etcd3aio": Etcd3aio,
@@ -427,7 +471,7 @@ async def measure(candidate: Candidate, run: int) -> dict[str, tuple[float, floa
     assert await anext(events) == 0  # the watch is established
 
     async def put_and_see(i: int) -> None:
-        await candidate.put(watch_prefix + b"k", VALUE)
+        await candidate.put(watch_prefix + b"%06d" % i, VALUE)
         await anext(events)
 
     results["watch"] = (await sequential(put_and_see, WATCH_EVENTS), None)

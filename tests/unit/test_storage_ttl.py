@@ -1,5 +1,7 @@
-"""Leases (TTLs) of the SQLite backend: keys written with a TTL are deleted when it runs out.
+"""Leases (TTLs) as the SQLite backend keeps them: its lease table, reopening, the expiry timer.
 
+How TTL writes behave is the Storage contract, run on every backend in
+test_storage_contract.py.
 Every test waits for expiry through a watch with a bounded timeout; none
 asserts how long anything took.  TTLs are one second, the smallest there is.
 """
@@ -41,116 +43,32 @@ def leases(db: Path) -> list[str]:
         return [name for (name,) in conn.execute("SELECT name FROM lease ORDER BY name")]
 
 
-def test_expired_key_is_deleted_with_a_watch_event_in_revision_order(db: Path) -> None:
+def test_lease_rows_go_with_expiry_detaching_writes_and_deletes(db: Path) -> None:
     async def main() -> None:
         store = SQLiteStorage.open(db)
         try:
             watch = await store.watch(EV, 0)
-            created = await store.create(EV + "a", b"1", ttl=1)
-            updated = await store.update(EV + "a", b"2", created.mod_revision, ttl=1)
-            deleted = await next_deleted(watch)
-            assert deleted.revision == updated.mod_revision + 1
-            assert deleted.revision == await store.current_revision()
-            assert deleted.kv is not None and deleted.prev_kv is not None
-            assert (deleted.kv.key, deleted.kv.value, deleted.kv.mod_revision) == (
-                EV + "a",
-                b"2",
-                deleted.revision,
-            )
-            assert deleted.prev_kv.mod_revision == updated.mod_revision
-            assert deleted.kv.create_revision == created.mod_revision
-            assert await store.get(EV + "a") is None
+            detached = await store.create(EV + "detached", b"", ttl=1)
+            await store.update(EV + "detached", b"", detached.mod_revision)
+            deleted = await store.create(EV + "deleted", b"", ttl=1)
+            await store.delete(EV + "deleted", deleted.mod_revision)
+            await store.create(EV + "expired", b"", ttl=1)
+            await store.create(EV + "kept", b"", ttl=3600)
+            assert leases_of(store) == [EV + "expired", EV + "kept"]
+            event = await next_deleted(watch)
+            while event.kv is not None and event.kv.key != EV + "expired":
+                event = await next_deleted(watch)
             await watch.close()
         finally:
             await store.close()
-        assert leases(db) == []
+        assert leases(db) == [EV + "kept"]
 
     asyncio.run(main())
 
 
-def test_keys_expire_in_the_order_their_leases_run_out(db: Path) -> None:
-    async def main() -> None:
-        store = SQLiteStorage.open(db)
-        try:
-            watch = await store.watch(EV, 0)
-            await store.create(EV + "late", b"", ttl=2)
-            await store.create(EV + "early", b"", ttl=1)
-            first, second = await next_deleted(watch), await next_deleted(watch)
-            assert first.kv is not None and second.kv is not None
-            assert (first.kv.key, second.kv.key) == (EV + "early", EV + "late")
-            assert first.revision < second.revision
-            await watch.close()
-        finally:
-            await store.close()
-
-    asyncio.run(main())
-
-
-async def expire_marker(store: SQLiteStorage, watch: Watch) -> None:
-    """Lease a marker key now for one second and wait until the watch sees it expire.
-
-    Any lease set before the marker's with the same or a shorter TTL has run
-    out by then, so keys that still exist afterwards have no such lease.
-    """
-    await store.create(EV + "marker", b"", ttl=1)
-    while True:
-        event = await next_deleted(watch)
-        assert event.kv is not None
-        if event.kv.key == EV + "marker":
-            return
-
-
-def test_a_rewrite_with_a_ttl_replaces_the_lease(db: Path) -> None:
-    async def main() -> None:
-        store = SQLiteStorage.open(db)
-        try:
-            watch = await store.watch(EV, 0)
-            created = await store.create(EV + "a", b"1", ttl=1)
-            await store.update(EV + "a", b"2", created.mod_revision, ttl=3)
-            await expire_marker(store, watch)
-            current = await store.get(EV + "a")
-            assert current is not None and current.value == b"2"
-            deleted = await next_deleted(watch)
-            assert deleted.kv is not None and deleted.kv.key == EV + "a"
-            await watch.close()
-        finally:
-            await store.close()
-
-    asyncio.run(main())
-
-
-def test_a_write_without_ttl_detaches_the_lease(db: Path) -> None:
-    async def main() -> None:
-        store = SQLiteStorage.open(db)
-        try:
-            watch = await store.watch(EV, 0)
-            created = await store.create(EV + "a", b"1", ttl=1)
-            await store.update(EV + "a", b"2", created.mod_revision)
-            await expire_marker(store, watch)
-            assert await store.get(EV + "a") is not None
-        finally:
-            await store.close()
-        assert leases(db) == []
-
-    asyncio.run(main())
-
-
-def test_delete_removes_the_lease(db: Path) -> None:
-    async def main() -> None:
-        store = SQLiteStorage.open(db)
-        try:
-            watch = await store.watch(EV, 0)
-            created = await store.create(EV + "a", b"leased", ttl=1)
-            await store.delete(EV + "a", created.mod_revision)
-            await store.create(EV + "a", b"kept")
-            await expire_marker(store, watch)
-            current = await store.get(EV + "a")
-            assert current is not None and current.value == b"kept"
-        finally:
-            await store.close()
-        assert leases(db) == []
-
-    asyncio.run(main())
+def leases_of(store: SQLiteStorage) -> list[str]:
+    """The keys with a lease row, read through the open store's connection."""
+    return [name for (name,) in store._execute("SELECT name FROM lease ORDER BY name")]
 
 
 def test_leases_persist_and_expire_after_reopening(db: Path) -> None:

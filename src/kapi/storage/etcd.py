@@ -35,7 +35,7 @@ configured prefix (``--etcd-prefix``, default ``/registry``, so by default the
 etcd key *is* the logical key, as kube-apiserver lays them out).  Values are the
 registry's bytes unchanged.  Revisions are etcd's: a fresh etcd is at 1.
 
-* create: ``Txn(create_revision == 0 → Put, else Range)``;
+* create: ``Txn(create_revision == 0 → Put)``, a failed compare is KeyExistsError;
 * update: ``Txn(mod_revision == expected → Put(prev_kv), else Range)``; the
   failure branch's Range tells KeyNotFoundError from ConflictError;
 * delete: ``Txn(mod_revision == expected → DeleteRange(prev_kv), else Range)``,
@@ -50,9 +50,10 @@ registry's bytes unchanged.  Revisions are etcd's: a fresh etcd is at 1.
 * a watch is one gRPC Watch stream with ``prev_kv``, one per kapi watch (gRPC
   multiplexes them over the endpoint's HTTP/2 connection).  With a progress
   interval, a quiet stream sends etcd a progress request and yields its
-  answer's header revision as PROGRESS.  etcd 3.4 answers it from its store
-  revision, so a watcher still catching up on history could see it early;
-  kapi only asks after the stream has been quiet for the whole interval.
+  answer's header revision as PROGRESS.  etcd 3.4 answers from its store
+  revision and may send that answer just ahead of events it already counts,
+  so kapi asks only after a whole quiet interval and holds the answer for
+  :data:`PROGRESS_GRACE` to let such events through first.
 
 Endpoints, failures and timeouts
 --------------------------------
@@ -64,7 +65,9 @@ and then raises :class:`StorageUnavailableError`.  Reads are retried on any
 unavailability; a write is retried only when it cannot have been applied (the
 endpoint could not be connected, or etcd said it has no leader), otherwise its
 outcome is unknown and it raises StorageUnavailableError at once, as the
-interface documents.  Channels reconnect with a backoff of 0.1-1 s, so an
+interface documents.  (A write caught by the loss of the leader waits out
+the whole budget: etcd drops the proposal and answers only after its own
+request timeout.)  Channels reconnect with a backoff of 0.1-1 s, so an
 etcd that comes back is used again within a second.
 
 A watch whose stream breaks reopens itself, on the next endpoint, from the
@@ -107,12 +110,15 @@ LOGICAL_ROOT = "/registry"
 OPERATION_TIMEOUT = 5.0
 #: Seconds to wait between rounds over every endpoint when none answered.
 RETRY_PAUSE = 0.1
+#: Seconds a progress answer waits for events etcd may have sent right behind it.
+PROGRESS_GRACE = 0.02
 #: A watch's first pause before reopening a broken stream, and the longest.
 WATCH_RETRY = (0.1, 1.0)
 
 # etcd's error texts (its gRPC status details).
 _COMPACTED = "mvcc: required revision has been compacted"
 _FUTURE = "mvcc: required revision is a future revision"
+_LEASE_NOT_FOUND = "requested lease not found"
 
 _CHANNEL_OPTIONS = [
     # A member that comes back is used again quickly.
@@ -142,6 +148,12 @@ def _prefix_end(prefix: bytes) -> bytes:
             return bytes(end)
         end.pop()
     return b"\x00"  # the whole key space
+
+
+def _put(key: bytes, value: bytes, lease: int, *, prev_kv: bool = False) -> Any:
+    return rpc.RequestOp(
+        request_put=rpc.PutRequest(key=key, value=value, lease=lease, prev_kv=prev_kv)
+    )
 
 
 def _unapplied(err: grpc.aio.AioRpcError) -> bool:
@@ -184,7 +196,6 @@ class EtcdWatch(Watch):
         #: (Timing out a ``read()`` itself would cancel the whole gRPC call.)
         self._responses: asyncio.Queue[Any] | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._iterating = False
 
     async def _open(self, index: int, timeout: float) -> None:
         """Open a stream on endpoint ``index`` from ``self._revision + 1``; wait until created."""
@@ -243,44 +254,54 @@ class EtcdWatch(Watch):
         self._call = self._requests = self._responses = self._reader = None
 
     def __aiter__(self) -> AsyncIterator[WatchEvent]:
-        if self._iterating:
-            raise RuntimeError("a watch can be iterated once")
-        self._iterating = True
+        # Each iteration goes on from where the last one stopped (the stream and
+        # its position are the watch's, not the iterator's), as SQLite's does.
         return self._events()
 
     async def _events(self) -> AsyncIterator[WatchEvent]:
         pause = WATCH_RETRY[0]
-        try:
-            while not self._closed:
-                try:
-                    if self._call is None:
-                        await self._storage._call(self._open, what="watch")
-                    async for event in self._stream():
-                        pause = WATCH_RETRY[0]
-                        yield event
-                except (grpc.aio.AioRpcError, StorageUnavailableError, TimeoutError):
-                    # The stream broke (member down, no leader): start over after the
-                    # last delivered revision once etcd answers again.
-                    self._drop()
-                    if self._closed:
-                        return
-                    self._storage._failed_endpoint()
-                    await asyncio.sleep(pause)
-                    pause = min(pause * 2, WATCH_RETRY[1])
-        finally:
-            self._drop()
+        while not self._closed:
+            try:
+                if self._call is None:
+                    await self._storage._call(self._open, what="watch")
+                async for event in self._stream():
+                    pause = WATCH_RETRY[0]
+                    yield event
+            except (grpc.aio.AioRpcError, StorageUnavailableError, TimeoutError):
+                # The stream broke (member down, no leader): start over after the
+                # last delivered revision once etcd answers again.
+                self._drop()
+                if self._closed:
+                    return
+                self._storage._failed_endpoint()
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, WATCH_RETRY[1])
 
     async def _stream(self) -> AsyncIterator[WatchEvent]:
-        """Events of the open stream until it ends (raises when it breaks)."""
+        """Events of the open stream until it ends (raises when it breaks).
+
+        A progress answer is held for :data:`PROGRESS_GRACE` before it is
+        yielded: etcd 3.4 may send it just ahead of events it already counts
+        (its send loop picks between the two at random), and those arrive right
+        behind it.  Events newer than the held revision make it moot.
+        """
         responses, interval = self._responses, self._interval
         assert responses is not None
         asked = False
+        held = 0  # a progress revision waiting out its grace period
         while True:
-            if interval is not None:
+            wait = PROGRESS_GRACE if held else interval
+            if wait is not None:
                 try:
-                    async with asyncio.timeout(interval):
+                    async with asyncio.timeout(wait):
                         response = await responses.get()
                 except TimeoutError:
+                    if held:
+                        if held >= self._revision:
+                            self._revision = held
+                            yield WatchEvent(EventType.PROGRESS, held)
+                        held = 0
+                        continue
                     if self._requests is None:
                         return
                     if not asked:
@@ -300,17 +321,17 @@ class EtcdWatch(Watch):
             if response.canceled:
                 self._canceled(response)
             if not response.events:
-                # A progress answer (watch id -1 in etcd 3.4) or a bare notification.
-                revision = int(response.header.revision)
+                # A progress answer (etcd 3.4 sends it with watch id -1).
                 asked = False
-                if interval is not None and revision >= self._revision:
-                    self._revision = revision
-                    yield WatchEvent(EventType.PROGRESS, revision)
+                if interval is not None:
+                    held = max(held, int(response.header.revision))
                 continue
             for event in response.events:
                 converted = self._storage._event(event)
                 self._revision = converted.revision
                 yield converted
+            if held and self._revision >= held:
+                held = 0
 
     async def close(self) -> None:
         self._closed = True
@@ -533,16 +554,30 @@ class EtcdStorage(Storage):
             lambda i, timeout: self._kv[i].Txn(request, timeout=timeout), write=True, what="txn"
         )
 
-    async def _put(self, key: bytes, value: bytes, ttl: int, *, prev_kv: bool = False) -> Any:
-        lease = await self._lease_for(ttl) if ttl > 0 else 0
-        return rpc.RequestOp(
-            request_put=rpc.PutRequest(key=key, value=value, lease=lease, prev_kv=prev_kv)
-        )
+    async def _put_txn(self, ttl: int, build: Callable[[int], Any]) -> Any:
+        """Run the transaction ``build(lease id)`` (lease 0 without a TTL).
+
+        A reused lease that etcd no longer knows (revoked by hand, or an etcd
+        restored from another data set) is forgotten and the write retried
+        once with a new one; etcd refuses such a put without applying it.
+        """
+        if ttl <= 0:
+            return await self._txn(build(0))
+        lease = await self._lease_for(ttl)
+        try:
+            return await self._txn(build(lease))
+        except grpc.aio.AioRpcError as err:
+            if _LEASE_NOT_FOUND not in (err.details() or ""):
+                raise
+            if self._leases.get(ttl, (None,))[0] == lease:
+                del self._leases[ttl]
+            return await self._txn(build(await self._lease_for(ttl)))
 
     async def create(self, key: str, value: bytes, *, ttl: int = 0) -> KeyValue:
         etcd_key = self._to_etcd(key)
-        response = await self._txn(
-            rpc.TxnRequest(
+        response = await self._put_txn(
+            ttl,
+            lambda lease: rpc.TxnRequest(
                 compare=[
                     rpc.Compare(
                         key=etcd_key,
@@ -551,8 +586,8 @@ class EtcdStorage(Storage):
                         create_revision=0,
                     )
                 ],
-                success=[await self._put(etcd_key, value, ttl)],
-            )
+                success=[_put(etcd_key, value, lease)],
+            ),
         )
         if not response.succeeded:
             raise KeyExistsError(key)
@@ -588,8 +623,12 @@ class EtcdStorage(Storage):
             if current is None:
                 raise KeyNotFoundError(key)
             raise ConflictError(key, current)
-        op = await self._put(etcd_key, value, ttl, prev_kv=True)
-        response = await self._txn(self._guarded(etcd_key, expected_revision, op))
+        response = await self._put_txn(
+            ttl,
+            lambda lease: self._guarded(
+                etcd_key, expected_revision, _put(etcd_key, value, lease, prev_kv=True)
+            ),
+        )
         if not response.succeeded:
             raise self._refused(key, response)
         prev = response.responses[0].response_put.prev_kv
