@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import importlib
 import logging
 import signal
 import socket
@@ -245,8 +244,8 @@ class APIServer:
         config = self.config
         if not config.etcd_servers:
             return SQLiteStorage(config.data_dir / "kapi.db", synchronous=config.sqlite_synchronous)
-        # Until the etcd backend lands on this branch: imported by name, as mypy cannot see it.
-        EtcdStorage: Any = importlib.import_module("kapi.storage.etcd").EtcdStorage
+        # Imported here: a server on SQLite never loads the etcd client (grpc).
+        from kapi.storage.etcd import EtcdStorage
 
         endpoints = list(config.etcd_servers)
         loop = asyncio.get_running_loop()
@@ -342,12 +341,20 @@ class APIServer:
     async def _compact_periodically(self) -> None:
         """Compact history older than one interval, as kube-apiserver asks etcd to."""
         assert self.storage is not None
-        previous = await self.storage.current_revision()
+        storage = self.storage
+        previous = 0
         while True:
+            # A failed round (etcd unreachable for a while) is logged and the next one
+            # tried, as upstream's compactor does; the loop never ends on an error.
+            try:
+                if previous:
+                    await storage.compact(previous)
+                previous = await storage.current_revision()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.error("storage compaction failed: %s", exc)
             await asyncio.sleep(self.config.compaction_interval)
-            if previous:
-                await self.storage.compact(previous)
-            previous = await self.storage.current_revision()
 
     # -- health -----------------------------------------------------------------------
 

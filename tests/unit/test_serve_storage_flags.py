@@ -178,3 +178,65 @@ def test_healthy_storage_passes(tmp_path: Path) -> None:
     code, body = asyncio.run(scenario())
     assert code == 200
     assert "[+]etcd ok" in body.splitlines() and "[+]etcd-readiness ok" in body.splitlines()
+
+
+def test_compaction_survives_a_failed_round(tmp_path: Path) -> None:
+    """Storage unreachable at one compaction must not end compaction for good."""
+
+    async def scenario() -> list[int]:
+        server = APIServer(ServerConfig(data_dir=tmp_path, compaction_interval=0.01))
+        await server.start()
+        calls: list[int] = []
+        try:
+            assert server.storage is not None
+            real = server.storage.compact
+
+            async def flaky(revision: int) -> None:
+                calls.append(revision)
+                if len(calls) == 1:
+                    raise StorageUnavailableError("etcd does not answer")
+                await real(revision)
+
+            server.storage.compact = flaky  # type: ignore[method-assign]
+            for _ in range(500):
+                if len(calls) >= 3:
+                    break
+                await asyncio.sleep(0.01)
+        finally:
+            await server.stop()
+        return calls
+
+    calls = asyncio.run(scenario())
+    assert len(calls) >= 3
+    assert all(revision > 0 for revision in calls)
+
+
+def test_compaction_interval_zero_never_compacts(tmp_path: Path) -> None:
+    async def scenario() -> list[int]:
+        server = APIServer(ServerConfig(data_dir=tmp_path, compaction_interval=0))
+        await server.start()
+        calls: list[int] = []
+        try:
+            assert server.storage is not None
+
+            async def record(revision: int) -> None:
+                calls.append(revision)
+
+            server.storage.compact = record  # type: ignore[method-assign]
+            for _ in range(5):
+                await asyncio.sleep(0.01)
+        finally:
+            await server.stop()
+        return calls
+
+    assert asyncio.run(scenario()) == []
+
+
+def test_identity_hostname_must_be_a_label_value(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, config = _config(monkeypatch, tmp_path, "--identity-hostname", "bad host")
+    assert (code, config) == (1, None)
+    err = capsys.readouterr().err
+    assert err.startswith('Error: --identity-hostname "bad host" is not a valid label value: ')
+    assert "a valid label must be an empty string or consist of alphanumeric characters" in err

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from kapi.apimachinery.gotext import parse_go_duration
+from kapi.apimachinery.validation import is_valid_label_value
 from kapi.cli import commands, kubeconfig
 from kapi.features import FeatureGate
 from kapi.server import ServerConfig, serve
@@ -300,6 +301,15 @@ def _identity_config_errors(args: argparse.Namespace) -> list[str]:
         value = getattr(args, flag.replace("-", "_"))
         if value <= 0:
             errs.append(f"--{flag} should be a positive number, but value '{value}' provided")
+    # kapi-specific: the name becomes the lease's kubernetes.io/hostname label.
+    hostname = args.identity_hostname
+    if hostname:
+        problems = is_valid_label_value(hostname)
+        if problems:
+            errs.append(
+                f'--identity-hostname "{hostname}" is not a valid label value: '
+                + "; ".join(problems)
+            )
     return errs
 
 
