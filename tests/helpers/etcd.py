@@ -130,6 +130,7 @@ class EtcdServer:
         process = self.process
         if process is None or process.poll() is not None:
             return
+        process.send_signal(signal.SIGCONT)  # a paused member could not act on sig
         process.send_signal(sig)
         try:
             process.wait(timeout=15)
@@ -140,6 +141,16 @@ class EtcdServer:
     def kill(self) -> None:
         """SIGKILL the member (no clean shutdown)."""
         self.stop(signal.SIGKILL)
+
+    def pause(self) -> None:
+        """SIGSTOP the member: its connections stay open but nothing answers."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT a paused member."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
 
     def healthy(self) -> bool:
         """Whether ``/health`` answers that this member serves (it has a leader)."""

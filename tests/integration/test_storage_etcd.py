@@ -212,6 +212,26 @@ def test_fails_over_when_a_member_stops(cluster: EtcdCluster) -> None:
     uvloop.run(main())
 
 
+def test_reads_and_watches_move_off_a_member_that_hangs(cluster: EtcdCluster) -> None:
+    async def main() -> None:
+        store = await EtcdStorage.connect(cluster.endpoints)
+        try:
+            created = await store.create(CM + "ns/a", b"1")
+            cluster.members[0].pause()  # the endpoint the store uses first
+            async with asyncio.timeout(BOUND):
+                # The watch first: it finds the member hung on its own (no read moved on yet).
+                watch = await store.watch(CM, created.mod_revision - 1)
+                (event,) = await take(watch, 1)
+                assert await store.get(CM + "ns/a") == created
+            assert (event.type, event.revision) == (EventType.CREATED, created.mod_revision)
+            await watch.close()
+        finally:
+            cluster.members[0].resume()
+            await store.close()
+
+    uvloop.run(main())
+
+
 def test_unavailable_while_etcd_is_stopped_and_serving_again_after(own: EtcdServer) -> None:
     async def main() -> None:
         store = await EtcdStorage.connect(own.endpoints)

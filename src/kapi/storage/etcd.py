@@ -58,7 +58,8 @@ registry's bytes unchanged.  Revisions are etcd's: a fresh etcd is at 1.
 Endpoints, failures and timeouts
 --------------------------------
 One gRPC channel per endpoint; calls go to the current endpoint and move to
-the next one when it cannot be reached.  Each operation has
+the next one when it cannot be reached (or, for a read, has not answered in
+half the budget).  Each operation has
 :data:`OPERATION_TIMEOUT` seconds in all (every attempt and failover included;
 long enough for a three-member cluster to elect a new leader, about 1-2 s)
 and then raises :class:`StorageUnavailableError`.  Reads are retried on any
@@ -222,10 +223,7 @@ class EtcdWatch(Watch):
         try:
             async with asyncio.timeout(timeout):
                 response = await call.read()
-        except TimeoutError:
-            call.cancel()
-            raise StorageUnavailableError("etcd did not create the watch in time") from None
-        except BaseException:
+        except BaseException:  # TimeoutError included: _call moves to the next member
             call.cancel()
             raise
         if response is grpc.aio.EOF or not response.created:
@@ -457,6 +455,10 @@ class EtcdStorage(Storage):
             if remaining <= 0:
                 break
             index = self._current
+            if not write and len(self._channels) > 1:
+                # A member that hangs (stopped, cut off) must not take a read's
+                # whole budget: half of it, and the next member gets the rest.
+                remaining = min(remaining, OPERATION_TIMEOUT / 2)
             try:
                 return await call(index, remaining)
             except grpc.aio.AioRpcError as err:
@@ -465,6 +467,9 @@ class EtcdStorage(Storage):
                 last = err
                 if write and not _unapplied(err):
                     break
+                if index == self._current:
+                    self._failed_endpoint()
+            except TimeoutError:  # a watch not created in time (EtcdWatch._open)
                 if index == self._current:
                     self._failed_endpoint()
         detail = f": {last.code().name} {last.details()}" if last is not None else ""
