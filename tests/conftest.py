@@ -81,6 +81,9 @@ def _stop_etcd() -> None:
     if _Session.etcd is not None:
         _Session.etcd.close()
         _Session.etcd = None
+    if _Session.workdir is not None:
+        shutil.rmtree(_Session.workdir, ignore_errors=True)
+        _Session.workdir = None
 
 
 def storage_backend() -> str:

@@ -128,6 +128,8 @@ class WatchReader:
     def __init__(self, url: str, resource_version: str) -> None:
         self.url, self.resource_version = url, resource_version
         self.events: list[Object] = []
+        #: The answer when the watch was not opened (not a 200).
+        self.refused = ""
         self.ended = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -141,7 +143,9 @@ class WatchReader:
                 params=params,
                 timeout=httpx.Timeout(10, read=None),
             ) as response:
-                assert response.status_code == 200, response.read()
+                if response.status_code != 200:
+                    self.refused = f"{response.status_code} {response.read()!r}"
+                    return
                 for line in response.iter_lines():
                     if line.strip():
                         self.events.append(json.loads(line))
@@ -243,7 +247,12 @@ def test_etcd_stopped_under_load_answers_retryable_status_and_kapi_recovers_alon
     watch = WatchReader(server.url, start)
     writer = Writer(server.url, "w").start()
     try:
-        eventually(lambda: len(writer.acked) >= 5, what="writes before the outage")
+        # The watch must be open (it streams the first writes) before etcd goes.
+        eventually(
+            lambda: len(writer.acked) >= 5 and "w-0" in watch.added(),
+            what="writes before the outage, seen by the watch",
+            details=lambda: watch.refused or repr(list(watch.events)[-3:]),
+        )
         etcd.stop()
         before_outage = dict(writer.acked)
         eventually(

@@ -760,7 +760,10 @@ def test_watch_from_compacted_revision_is_an_error_event(
     http, namespace = compacting
     first = create(http, namespace, configmap("x"))
     revision = first["metadata"]["resourceVersion"]
-    assert wait_until_compacted(http, namespace, revision).status_code == 410
+    # A watch from R reads history from R + 1 on, and etcd keeps its compaction
+    # revision itself readable: wait until R + 1 is compacted away too.
+    after = str(int(revision) + 1)
+    assert wait_until_compacted(http, namespace, after).status_code == 410
     response = http.get(
         cm_path(namespace),
         params={"watch": "1", "resourceVersion": revision, "timeoutSeconds": "2"},

@@ -5,7 +5,8 @@ real events, then raises what an etcd backend raises when it lost its place
 (``ExpiredError``, after etcd compacted past it) or cannot reach etcd
 (``StorageUnavailableError``).  The store turns that into upstream's Status
 (410 Expired, or 500 InternalError) and the handler sends it as the stream's
-last event, an ERROR event.
+last event, an ERROR event.  Last, a list of one name whose object and
+resourceVersion come from one read, though storage calls interleave with writes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from kapi.admission.chain import AdmissionChain
 from kapi.apimachinery import errors
+from kapi.apimachinery.field_selector import parse_selector as parse_field_selector
 from kapi.apis import builtin_resources
 from kapi.endpoints import handlers
 from kapi.registry.predicate import SelectionPredicate
@@ -166,3 +168,55 @@ def test_the_handler_sends_the_status_as_the_last_event_and_ends_the_stream() ->
         "reason": "Expired",
         "code": 410,
     }
+
+
+class InterleavingStorage(SQLiteStorage):
+    """SQLite where ``configmaps/default/x`` is deleted right after each read of it
+    alone or of the current revision, as a write on another server can land between
+    two etcd calls."""
+
+    async def _interleave(self) -> None:
+        current = await super().get("/registry/configmaps/default/x")
+        if current is not None:
+            await super().delete(current.key)
+
+    async def get(self, key: str) -> Any:
+        value = await super().get(key)
+        await self._interleave()
+        return value
+
+    async def current_revision(self) -> int:
+        revision = await super().current_revision()
+        await self._interleave()
+        return revision
+
+
+def test_a_list_of_one_name_shows_the_object_only_at_a_revision_that_holds_it(
+    tmp_path: Path,
+) -> None:
+    """``fieldSelector=metadata.name=x``: the object and the list's resourceVersion are one
+    read, so a watch from that resourceVersion sees every later change (kubectl delete
+    --wait watched from a list that still showed a CRD deleted before its revision)."""
+
+    async def main() -> tuple[list[Any], bool]:
+        scheme = Scheme(DEFAULT_VERSION)
+        for resource in builtin_resources():
+            scheme.add(resource)
+        storage = InterleavingStorage(tmp_path / "kapi.db")
+        [resource] = [r for r in scheme.resources() if (r.group, r.plural) == ("", "configmaps")]
+        store = Store(resource, storage, scheme, AdmissionChain([]))
+        try:
+            await store.create(configmap("x"))
+            one = parse_field_selector("metadata.name=x")
+            listed = await store.list("default", SelectionPredicate(field=one))
+            # Write after the list, so that its revision is not the latest.
+            await store.create(configmap("y"))
+            at = await storage.list(
+                "/registry/configmaps/default/x", revision=listed.resource_version
+            )
+            return listed.items, bool(at.kvs)
+        finally:
+            await storage.close()
+
+    items, held = asyncio.run(main())
+    assert [o["metadata"]["name"] for o in items] == (["x"] if held else [])

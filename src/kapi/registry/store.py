@@ -330,16 +330,18 @@ class Store:
             raise _too_large(exc.requested, exc.current) from None
 
     async def _list_one(self, key: str, predicate: SelectionPredicate, revision: int) -> ListResult:
-        """``fieldSelector=metadata.name=x`` in one namespace reads one key, not a scan."""
-        if revision:
-            result = await self.storage.list(key, revision=revision)
-            kvs = [kv for kv in result.kvs if kv.key == key]
-            at = result.revision
-        else:
-            kv = await self.storage.get(key)
-            kvs = [kv] if kv is not None else []
-            at = await self.storage.current_revision()
-        return ListResult([o for o in await self.decode_many(kvs) if predicate.matches(o)], at)
+        """``fieldSelector=metadata.name=x`` in one namespace reads one key, not a scan.
+
+        The key and the list's resourceVersion come from one read: read apart, a write
+        landing between them (etcd answers each call on its own) would give a list at
+        a revision that does not hold what it shows, and a watch from it would miss
+        that write.  The key sorts first among the keys it is a prefix of.
+        """
+        result = await self.storage.list(key, revision=revision, limit=1)
+        kvs = [kv for kv in result.kvs if kv.key == key]
+        return ListResult(
+            [o for o in await self.decode_many(kvs) if predicate.matches(o)], result.revision
+        )
 
     async def _wait_for_revision(self, revision: int) -> None:
         current = await self.storage.current_revision()
