@@ -206,8 +206,12 @@ class APIServer:
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")
         self._spawn(self.namespace_informer.run(self.store("", "namespaces")))
-        self._spawn(NamespaceController(self.store("", "namespaces"), self.stores.values).run())
         crds = self.store(APIEXTENSIONS, "customresourcedefinitions")
+        self._spawn(
+            NamespaceController(
+                self.store("", "namespaces"), self.stores.values, crds, self.custom_resources
+            ).run()
+        )
         self._spawn(CRDController(crds, self.custom_resources).run())
         self._spawn(self.webhook_source.run(self.stores))
         if self.config.compaction_interval > 0:
