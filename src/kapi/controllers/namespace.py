@@ -137,13 +137,26 @@ class NamespaceController:
         }
         if self._crds is not None and self._custom_resources is not None:
             for crd in (await self._crds.list(None, EVERYTHING)).items:
-                if crd["spec"].get("scope") != "Namespaced":
+                if crd["spec"].get("scope") != "Namespaced" or not _established(crd):
+                    continue  # never established: served nowhere, so it has no objects
+                try:
+                    # None: its names were never accepted, so it can have no objects.
+                    store = self._custom_resources.store_or_new(crd)
+                except Exception as exc:
+                    # A CRD no server can build a store for (a conversion webhook
+                    # with a bad CA bundle) is served nowhere: it has no objects.
+                    log.debug(
+                        "namespace finalization skips CRD %s: %r", crd["metadata"]["name"], exc
+                    )
                     continue
-                # None: its names were never accepted, so it can have no objects.
-                store = self._custom_resources.store_or_new(crd)
                 if store is not None:
                     found.setdefault((store.resource.group, store.resource.plural), store)
         return list(found.values())
+
+
+def _established(crd: dict[str, Any]) -> bool:
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
 def _terminating(namespace: dict[str, Any]) -> bool:
