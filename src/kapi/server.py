@@ -53,7 +53,7 @@ from kapi.registry.informer import Informer
 from kapi.registry.store import Store
 from kapi.runtime.scheme import Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
-from kapi.storage.interface import Storage, StorageUnavailableError
+from kapi.storage.interface import CompactionRound, Storage, StorageUnavailableError
 from kapi.storage.sqlite import SQLiteStorage
 from kapi.validation.declarative import DeclarativeValidation
 from kapi.version import Version
@@ -206,8 +206,12 @@ class APIServer:
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")
         self._spawn(self.namespace_informer.run(self.store("", "namespaces")))
-        self._spawn(NamespaceController(self.store("", "namespaces"), self.stores.values).run())
         crds = self.store(APIEXTENSIONS, "customresourcedefinitions")
+        self._spawn(
+            NamespaceController(
+                self.store("", "namespaces"), self.stores.values, crds, self.custom_resources
+            ).run()
+        )
         self._spawn(CRDController(crds, self.custom_resources).run())
         self._spawn(self.webhook_source.run(self.stores))
         if self.config.compaction_interval > 0:
@@ -339,26 +343,8 @@ class APIServer:
         )
 
     async def _compact_periodically(self) -> None:
-        """Compact history older than one interval, as kube-apiserver asks etcd to.
-
-        Servers sharing a storage each do; a revision another one compacted
-        already, or storage out of reach, fails one round, not the loop.
-        """
         assert self.storage is not None
-        storage = self.storage
-        previous = 0
-        while True:
-            # A failed round (etcd unreachable for a while) is logged and the next one
-            # tried, as upstream's compactor does; the loop never ends on an error.
-            try:
-                if previous:
-                    await storage.compact(previous)
-                previous = await storage.current_revision()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.error("storage compaction failed: %s", exc)
-            await asyncio.sleep(self.config.compaction_interval)
+        await compact_periodically(self.storage, self.config.compaction_interval)
 
     # -- health -----------------------------------------------------------------------
 
@@ -415,6 +401,29 @@ class APIServer:
             "compiler": "cpython",
             "platform": "linux/amd64",
         }
+
+
+async def compact_periodically(
+    storage: Storage, interval: float, state: CompactionRound | None = None
+) -> None:
+    """Compact history older than one interval, every interval, as kube-apiserver's
+    compactor does, until cancelled.
+
+    Each round waits out the interval first and then runs ``storage.compact_round``:
+    on etcd the servers sharing it take turns (one compaction per interval between
+    them); on SQLite this server just compacts.  A failed round (storage out of
+    reach) is logged and the next one tried; the loop never ends on an error.
+    ``state`` (a fresh one if not given) is where the rounds stand.
+    """
+    state = state if state is not None else CompactionRound()
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await storage.compact_round(state)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.error("storage compaction failed: %s", exc)
 
 
 class _StorageProbe:

@@ -20,6 +20,7 @@ import uvloop
 
 from kapi.storage.etcd import EtcdStorage
 from kapi.storage.interface import (
+    CompactionRound,
     ConflictError,
     EventType,
     ExpiredError,
@@ -243,6 +244,33 @@ async def compacted_revision(s: Storage, revision: int) -> int:
     with pytest.raises(ExpiredError) as expired:
         await s.list(CM, revision=revision)
     return expired.value.compacted
+
+
+def test_a_compaction_round_compacts_to_the_revision_seen_a_round_earlier(
+    run: Callable[[Body], None],
+) -> None:
+    """One store alone: every round is its own (on etcd, claimed on compact_rev_key)."""
+    a = CM + "ns/a"
+
+    async def body(s: Storage, base: int) -> None:
+        await s.create(a, b"a1")  # 1
+        await s.update(a, b"a2", base + 1)  # 2
+        rounds = CompactionRound()
+        await s.compact_round(rounds)
+        noted = rounds.revision
+        # The first round only notes where history stands.
+        assert rounds.compacted == 0 and noted >= base + 2
+        assert [kv.value for kv in (await s.list(CM, revision=base + 1)).kvs] == [b"a1"]
+        await s.update(a, b"a3", base + 2)
+        await s.compact_round(rounds)
+        assert (rounds.compacted, rounds.claimed) == (noted, 2)
+        assert rounds.revision > noted
+        with pytest.raises(ExpiredError) as expired:
+            await s.list(CM, revision=base + 1)
+        assert expired.value.compacted == noted
+        assert [kv.value for kv in (await s.list(CM)).kvs] == [b"a3"]
+
+    run(body)
 
 
 def test_compaction_expires_old_revisions_and_keeps_latest(run: Callable[[Body], None]) -> None:

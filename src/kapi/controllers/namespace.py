@@ -4,6 +4,11 @@ Deleting a namespace only marks it (its ``spec.finalizers`` hold
 ``kubernetes``); this loop deletes every namespaced object in it, removes
 the ``kubernetes`` finalizer through ``/finalize``, and the store then
 removes the namespace, as upstream's namespace controller does.
+
+Custom resources are found from the CRDs in storage, not only from those
+this server serves: with several servers on one storage, a CRD created a
+moment ago on another server may not be installed here yet, and its objects
+in the namespace must still go before the namespace does.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apimachinery import errors
 from kapi.apis.core_v1 import SYSTEM_NAMESPACES
 from kapi.registry.informer import Backoff, reflect
@@ -36,14 +42,24 @@ async def ensure_system_namespaces(namespaces: Store) -> None:
 
 
 class NamespaceController:
-    """Given the namespace store and the stores of everything (``stores()``, read each pass)."""
+    """Given the namespace store, the stores of everything (``stores()``, read each pass)
+    and, to reach custom resources of CRDs not installed here, the CRD store and the
+    custom resource stores."""
 
     #: How long to wait before looking again at content that is still finalizing.
     retry_interval = 1.0
 
-    def __init__(self, namespaces: Store, stores: Callable[[], Iterable[Store]]) -> None:
+    def __init__(
+        self,
+        namespaces: Store,
+        stores: Callable[[], Iterable[Store]],
+        crds: Store | None = None,
+        custom_resources: CustomResourceStores | None = None,
+    ) -> None:
         self.namespaces = namespaces
         self._stores = stores
+        self._crds = crds
+        self._custom_resources = custom_resources
         self._finalizing: dict[str, asyncio.Task[None]] = {}
 
     async def run(self) -> None:
@@ -100,11 +116,47 @@ class NamespaceController:
     async def _delete_content(self, name: str) -> int:
         """Delete what is in the namespace; return how many objects are still there."""
         remaining = 0
-        for store in self._stores():
-            if store.resource.namespaced:
-                await store.delete_collection(name, EVERYTHING)
-                remaining += len((await store.list(name, EVERYTHING)).items)
+        for store in await self._namespaced_stores():
+            await store.delete_collection(name, EVERYTHING)
+            remaining += len((await store.list(name, EVERYTHING)).items)
         return remaining
+
+    async def _namespaced_stores(self) -> list[Store]:
+        """The stores of every namespaced resource, custom ones by the CRDs in storage.
+
+        A namespaced CRD this server has not installed (yet) gets a store built
+        for the occasion, as the CRD controller builds one to clean up a CRD it
+        never served: its objects are deleted through the same store logic
+        (finalizers, graceful deletion) as anywhere else, and no server can
+        finalize the namespace while they are there.
+        """
+        found = {
+            (store.resource.group, store.resource.plural): store
+            for store in self._stores()
+            if store.resource.namespaced
+        }
+        if self._crds is not None and self._custom_resources is not None:
+            for crd in (await self._crds.list(None, EVERYTHING)).items:
+                if crd["spec"].get("scope") != "Namespaced" or not _established(crd):
+                    continue  # never established: served nowhere, so it has no objects
+                try:
+                    # None: its names were never accepted, so it can have no objects.
+                    store = self._custom_resources.store_or_new(crd)
+                except Exception as exc:
+                    # A CRD no server can build a store for (a conversion webhook
+                    # with a bad CA bundle) is served nowhere: it has no objects.
+                    log.debug(
+                        "namespace finalization skips CRD %s: %r", crd["metadata"]["name"], exc
+                    )
+                    continue
+                if store is not None:
+                    found.setdefault((store.resource.group, store.resource.plural), store)
+        return list(found.values())
+
+
+def _established(crd: dict[str, Any]) -> bool:
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
 def _terminating(namespace: dict[str, Any]) -> bool:

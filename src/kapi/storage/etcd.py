@@ -71,6 +71,18 @@ the whole budget: etcd drops the proposal and answers only after its own
 request timeout.)  Channels reconnect with a backoff of 0.1-1 s, so an
 etcd that comes back is used again within a second.
 
+Periodic compaction is shared between every server on the etcd, through the
+key kube-apiserver's compactor uses, ``compact_rev_key`` at the root of the
+key space (outside ``--etcd-prefix``, so kapi and kube-apiserver servers on
+one etcd take turns alike).  Each round, a server tries a transaction: if the
+key's version is the one it saw at its last round, it writes the key (bumping
+its version, the round counter) with the revision it saw then and compacts
+to that revision; otherwise another server claimed the round, and it adopts
+the key's version and the current revision and compacts nothing.  So history
+is compacted once per interval across the servers, to a revision seen an
+interval earlier, and when the claiming server goes away another one claims
+the next round after at most one more interval.
+
 A watch whose stream breaks reopens itself, on the next endpoint, from the
 revision after the last one it delivered (event or progress), for as long as
 it takes; only a compaction past that revision ends it, with ExpiredError.
@@ -90,6 +102,7 @@ import grpc.aio
 from aetcd import rpc
 
 from kapi.storage.interface import (
+    CompactionRound,
     ConflictError,
     EventType,
     ExpiredError,
@@ -107,6 +120,9 @@ from kapi.storage.interface import (
 
 #: The logical root every caller's key starts with (see the module docstring).
 LOGICAL_ROOT = "/registry"
+#: The key servers sharing an etcd claim compaction rounds on (kube-apiserver's name,
+#: at the root of the key space whatever the prefix).
+COMPACT_REV_KEY = b"compact_rev_key"
 #: Seconds one storage operation may take in all, failovers included.
 OPERATION_TIMEOUT = 5.0
 #: Seconds to wait between rounds over every endpoint when none answered.
@@ -700,6 +716,40 @@ class EtcdStorage(Storage):
             if _FUTURE in details:
                 raise FutureRevisionError(revision, await self.current_revision()) from err
             raise
+
+    async def compact_round(self, state: CompactionRound) -> None:
+        """Claim this round on :data:`COMPACT_REV_KEY` and compact, unless another
+        server claimed it (see the module docstring)."""
+        request = rpc.TxnRequest(
+            compare=[
+                rpc.Compare(
+                    key=COMPACT_REV_KEY,
+                    target=rpc.Compare.VERSION,
+                    result=rpc.Compare.EQUAL,
+                    version=state.claimed,
+                )
+            ],
+            success=[_put(COMPACT_REV_KEY, str(state.revision).encode(), 0)],
+            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=COMPACT_REV_KEY))],
+        )
+        # Unknown outcome (StorageUnavailableError): the state stays, and the next
+        # round's compare tells whether this write went through.
+        response = await self._txn(request)
+        current = int(response.header.revision)
+        if not response.succeeded:
+            kvs = response.responses[0].response_range.kvs
+            # Someone else's round: take up its count (0 if the key was deleted).
+            state.claimed = int(kvs[0].version) if kvs else 0
+            state.revision = current
+            if kvs and kvs[0].value.isdigit():
+                state.compacted = int(kvs[0].value) or state.compacted
+            return
+        revision = state.revision
+        state.claimed += 1
+        state.revision = current
+        if revision:  # the first round only notes where history stands
+            await self.compact(revision)
+            state.compacted = revision
 
     # -- watch ---------------------------------------------------------------
 

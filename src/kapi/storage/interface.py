@@ -12,7 +12,10 @@ without changes above this layer:
 * a watch from revision ``R`` delivers every event with revision ``> R``,
   exactly once and in revision order;
 * compaction drops history at or below a revision; reading or watching from
-  before it raises :class:`ExpiredError` (HTTP 410 Gone above this layer);
+  before it raises :class:`ExpiredError` (HTTP 410 Gone above this layer).
+  Periodic compaction goes through :meth:`Storage.compact_round`, which a
+  shared backend coordinates so that servers sharing it compact once per
+  interval between them;
 * a write may attach a time to live (etcd's lease): the key is deleted that
   many seconds after the write, through the ordinary delete, so watchers see a
   DELETED event in revision order; the lease is part of the stored state and
@@ -127,6 +130,22 @@ class StorageUnavailableError(StorageError):
         super().__init__("", message)
 
 
+@dataclass(slots=True)
+class CompactionRound:
+    """Where one server's periodic compaction stands; kept by the server between rounds.
+
+    ``claimed`` counts the rounds every server sharing the storage has claimed
+    (on etcd, the version of the ``compact_rev_key`` key, as kube-apiserver's
+    compactor keeps it); ``revision`` is the revision seen at this server's
+    last round, the one its next claimed round compacts to; ``compacted`` is
+    the latest compaction revision known (0 before any).
+    """
+
+    claimed: int = 0
+    revision: int = 0
+    compacted: int = 0
+
+
 class Watch(abc.ABC):
     """An open watch; iterate it for events and close it when done."""
 
@@ -214,6 +233,23 @@ class Storage(abc.ABC):
     @abc.abstractmethod
     async def compact(self, revision: int) -> None:
         """Drop history at or below ``revision`` (latest values are kept)."""
+
+    async def compact_round(self, state: CompactionRound) -> None:
+        """One round of periodic compaction, run once per interval with the same ``state``.
+
+        A round compacts to the revision seen one round earlier, then notes the
+        current revision for the next one; the first round only notes it.
+        ``state`` is updated as the round goes, so a compaction that fails
+        still counts as this round's (the next one compacts to a later
+        revision).  This default suits a store only one server uses; a shared
+        backend claims each round for one server only (see the etcd backend).
+        """
+        revision = state.revision
+        state.claimed += 1
+        state.revision = await self.current_revision()
+        if revision:
+            await self.compact(revision)
+            state.compacted = revision
 
     @abc.abstractmethod
     async def close(self) -> None:
