@@ -262,6 +262,8 @@ def test_crd_created_in_protobuf_reads_back_in_both_forms(
 def test_crd_updated_in_protobuf(http: httpx.Client, created_crd: tuple[Object, Object]) -> None:
     sent, _ = created_crd
     name = sent["metadata"]["name"]
+    # The CRD controller writes the status once after the create; read after it has.
+    eventually(lambda: established(http, name), what=f"{name} established", timeout=WATCH_TIMEOUT)
     current = get_protobuf(http, f"{CRDS}/{name}")
     schema = current["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     schema["properties"]["spec"]["properties"]["color"] = {"type": "string", "default": "red"}

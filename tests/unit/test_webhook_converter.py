@@ -325,3 +325,26 @@ def test_wrong_ca_is_a_tls_failure(cert: ServingCertificate, webhook: Webhook):
         '?timeout=30s": tls: failed to verify certificate: '
         "x509: certificate signed by unknown authority"
     )
+
+
+def test_an_unusable_ca_bundle_fails_each_conversion_not_the_converter() -> None:
+    """The CRD stays servable (and its objects deletable); converting answers the error."""
+
+    async def main() -> str:
+        converter = WebhookConverter(
+            {"url": "https://127.0.0.1:1/convert", "caBundle": b"not a certificate"},
+            ["v1"],
+            WIDGET,
+        )
+        try:
+            with pytest.raises(StatusError) as info:
+                await converter.convert_object({"apiVersion": V1, "kind": "Widget"}, V2)
+        finally:
+            await converter.aclose()
+        assert (info.value.code, info.value.reason) == (500, "")
+        return info.value.message
+
+    assert asyncio.run(main()) == (
+        "conversion webhook for stable.example.com/v1, Kind=Widget failed: "
+        "unable to load root certificates: unable to parse bytes as PEM block"
+    )

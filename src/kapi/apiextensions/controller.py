@@ -91,7 +91,12 @@ class CRDController:
                 return  # a newer event follows
             self._known[name] = crd
         if _condition(crd, "Established") == "True":
-            self.custom_resources.install(crd)
+            try:
+                self.custom_resources.install(crd)
+            except Exception as exc:
+                # One CRD that cannot be served (a conversion webhook's unusable CA bundle)
+                # must not stall the others: a failure here would fail the whole watch.
+                log.warning("serving CRD %s: %r", name, exc)
 
     def _desired_status(self, crd: Object) -> Object:
         """Accepted names and conditions, as the naming and establishing controllers set them."""

@@ -72,12 +72,14 @@ class WebhookConverter:
         clients: WebhookClientManager | None = None,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        """Build the webhook client now, so a bad ``clientConfig`` fails early (WebhookError)."""
+        """A ``clientConfig`` that cannot be parsed fails here (WebhookError); one whose
+        client cannot be built (an unusable CA bundle) fails each conversion instead, so
+        the CRD is still served and its objects can still be deleted, as upstream's."""
         if not isinstance(client_config, WebhookClientConfig):
             client_config = WebhookClientConfig.from_api(client_config)
         self._owns_clients = clients is None
         self._clients = clients or WebhookClientManager()
-        self._client = self._clients.client_for(client_config)
+        self._client_config = client_config
         self._review_versions = list(review_versions)
         self._kind = kind
         self._timeout = timeout
@@ -174,7 +176,8 @@ class WebhookConverter:
             "request": {"uid": uid, "desiredAPIVersion": desired_api_version, "objects": objects},
         }
         try:
-            answer = await self._client.post(review, timeout=self._timeout)
+            client = self._clients.client_for(self._client_config)
+            answer = await client.post(review, timeout=self._timeout)
             converted = _converted_objects(answer, review_version, uid)
         except (WebhookError, _Invalid) as err:
             raise conversion_failed(f"conversion webhook for {gvk} failed: {err}") from None

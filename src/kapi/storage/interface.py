@@ -11,7 +11,8 @@ without changes above this layer:
 * writes are compare-and-swap on ``mod_revision``;
 * a watch from revision ``R`` delivers every event with revision ``> R``,
   exactly once and in revision order;
-* compaction drops history at or below a revision; reading or watching from
+* compaction at a revision drops the history before it (the state at that
+  revision stays readable, as etcd keeps it); reading or watching from
   before it raises :class:`ExpiredError` (HTTP 410 Gone above this layer).
   Periodic compaction goes through :meth:`Storage.compact_round`, which a
   shared backend coordinates so that servers sharing it compact once per
@@ -232,7 +233,8 @@ class Storage(abc.ABC):
 
     @abc.abstractmethod
     async def compact(self, revision: int) -> None:
-        """Drop history at or below ``revision`` (latest values are kept)."""
+        """Drop history before ``revision``: the state at ``revision`` and the latest
+        values stay readable, older revisions raise :class:`ExpiredError`."""
 
     async def compact_round(self, state: CompactionRound) -> None:
         """One round of periodic compaction, run once per interval with the same ``state``.
