@@ -45,7 +45,8 @@ KNOWN_FEATURES: dict[str, tuple[FeatureSpec, ...]] = {
         FeatureSpec(Version(1, 20), False, Stage.ALPHA),
         FeatureSpec(Version(1, 26), True, Stage.BETA),
     ),
-    "StorageVersionAPI": (FeatureSpec(Version(1, 20), False, Stage.ALPHA),),
+    # Alpha and off upstream; kapi serves KEP-2339 whole, so it defaults to on.
+    "StorageVersionAPI": (FeatureSpec(Version(1, 20), True, Stage.ALPHA),),
     "CRDValidationRatcheting": (
         FeatureSpec(Version(1, 28), False, Stage.ALPHA),
         FeatureSpec(Version(1, 30), True, Stage.BETA),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kapi.apis import (
     admissionregistration_v1,
     apiextensions_v1,
+    apiserverinternal_v1alpha1,
     batch,
     coordination_v1,
     core_v1,
@@ -30,6 +31,7 @@ def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
         *core_v1_events.resources(),
         *admissionregistration_v1.resources(),
         *apiextensions_v1.resources(gates or FeatureGate()),
+        *apiserverinternal_v1alpha1.resources(gates or FeatureGate()),
         *batch.resources(),
         *coordination_v1.resources(),
         *discovery_v1.resources(),

@@ -1,0 +1,165 @@
+"""internal.apiserver.k8s.io/v1alpha1 StorageVersion on a real ``kapi serve``: kubectl
+creates and reads one, discovery and OpenAPI list it, an invalid one is refused with
+upstream's message and nothing stored, and ``/status`` writes the status alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from tests.conftest import KapiServer
+from tests.helpers.kubectl import Kubectl, make_kubectl
+
+pytestmark = pytest.mark.kubectl
+
+GROUP_VERSION = "internal.apiserver.k8s.io/v1alpha1"
+COLLECTION = f"/apis/{GROUP_VERSION}/storageversions"
+
+
+@pytest.fixture
+def kubectl(kapi_server: KapiServer, tmp_path: Path) -> Kubectl:
+    return make_kubectl(kapi_server, tmp_path)
+
+
+def _manifest(name: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "StorageVersion",
+        "metadata": {"name": name},
+        **extra,
+    }
+
+
+def _names(http: httpx.Client) -> list[str]:
+    response = http.get(COLLECTION)
+    assert response.status_code == 200, response.text
+    return sorted(item["metadata"]["name"] for item in response.json()["items"])
+
+
+def test_kubectl_creates_and_reads_back(
+    kubectl: Kubectl, http: httpx.Client, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "sv.yaml"
+    # A status in the create is dropped: the main resource never writes it.
+    status = {
+        "storageVersions": [
+            {"apiServerID": "a", "encodingVersion": "v1", "decodableVersions": ["v1"]}
+        ],
+        "commonEncodingVersion": "v1",
+    }
+    manifest.write_text(yaml.safe_dump(_manifest("kubectl.widgets", status=status)))
+    assert kubectl.ok("create", "-f", str(manifest)).out_lines == [
+        "storageversion.internal.apiserver.k8s.io/kubectl.widgets created"
+    ]
+    read = yaml.safe_load(
+        kubectl.ok("get", "storageversions", "kubectl.widgets", "-o", "yaml").stdout
+    )
+    assert read["apiVersion"] == GROUP_VERSION
+    assert read["kind"] == "StorageVersion"
+    assert read["metadata"]["name"] == "kubectl.widgets"
+    assert "namespace" not in read["metadata"]
+    assert read["spec"] == {}
+    assert read["status"] == {}
+    lines = kubectl.ok("get", "storageversions", "kubectl.widgets").out_lines
+    assert lines[0].split() == ["NAME", "COMMONENCODINGVERSION", "STORAGEVERSIONS", "AGE"]
+    assert lines[1].split()[:3] == ["kubectl.widgets", "<unset>", "<unset>"]
+
+
+def test_discovery_and_openapi_list_it(http: httpx.Client) -> None:
+    groups = http.get("/apis").json()["groups"]
+    group = next(g for g in groups if g["name"] == "internal.apiserver.k8s.io")
+    assert [v["version"] for v in group["versions"]] == ["v1alpha1"]
+    resources = {r["name"]: r for r in http.get(f"/apis/{GROUP_VERSION}").json()["resources"]}
+    assert set(resources) == {"storageversions", "storageversions/status"}
+    assert resources["storageversions"]["namespaced"] is False
+    assert resources["storageversions"]["kind"] == "StorageVersion"
+    spec = http.get(f"/openapi/v3/apis/{GROUP_VERSION}").json()
+    schemas = spec["components"]["schemas"]
+    status = schemas["io.k8s.api.apiserverinternal.v1alpha1.StorageVersionStatus"]
+    assert sorted(status["properties"]) == [
+        "commonEncodingVersion",
+        "conditions",
+        "storageVersions",
+    ]
+    entry = schemas["io.k8s.api.apiserverinternal.v1alpha1.ServerStorageVersion"]
+    assert sorted(entry["properties"]) == [
+        "apiServerID",
+        "decodableVersions",
+        "encodingVersion",
+        "servedVersions",
+    ]
+    assert f"/apis/{GROUP_VERSION}/storageversions/{{name}}/status" in spec["paths"]
+
+
+def test_invalid_name_is_refused_and_nothing_stored(http: httpx.Client) -> None:
+    before = _names(http)
+    response = http.post(COLLECTION, json=_manifest("nodots"))
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["reason"] == "Invalid"
+    assert body["message"] == (
+        'StorageVersion.internal.apiserver.k8s.io "nodots" is invalid: metadata.name: '
+        'Invalid value: "nodots": name must be in the form of <group>.<resource>'
+    )
+    assert _names(http) == before
+
+
+def test_status_update_writes_status_only(http: httpx.Client) -> None:
+    name = "status.widgets"
+    created = http.post(COLLECTION, json=_manifest(name))
+    assert created.status_code == 201, created.text
+    obj = created.json()
+    obj["metadata"]["labels"] = {"ignored": "yes"}
+    obj["status"] = {
+        "storageVersions": [
+            {
+                "apiServerID": "kube-apiserver-a",
+                "encodingVersion": "example.com/v1",
+                "decodableVersions": ["example.com/v1", "example.com/v2"],
+                "servedVersions": ["example.com/v1"],
+            }
+        ],
+        "commonEncodingVersion": "example.com/v1",
+    }
+    updated = http.put(f"{COLLECTION}/{name}/status", json=obj)
+    assert updated.status_code == 200, updated.text
+    read = http.get(f"{COLLECTION}/{name}").json()
+    assert read["status"] == obj["status"]
+    assert "labels" not in read["metadata"]
+    # The main resource keeps the stored status whatever the request says.
+    read["status"] = {}
+    read["metadata"]["labels"] = {"kept": "yes"}
+    assert http.put(f"{COLLECTION}/{name}", json=read).status_code == 200
+    again = http.get(f"{COLLECTION}/{name}").json()
+    assert again["status"] == obj["status"]
+    assert again["metadata"]["labels"] == {"kept": "yes"}
+
+
+def test_invalid_status_is_refused_and_nothing_stored(http: httpx.Client) -> None:
+    name = "refused.widgets"
+    created = http.post(COLLECTION, json=_manifest(name))
+    assert created.status_code == 201, created.text
+    obj = created.json()
+    obj["status"] = {
+        "storageVersions": [
+            {"apiServerID": "a", "encodingVersion": "v2", "decodableVersions": ["v1"]}
+        ]
+    }
+    response = http.put(f"{COLLECTION}/{name}/status", json=obj)
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["reason"] == "Invalid"
+    assert body["message"] == (
+        f'StorageVersion.internal.apiserver.k8s.io "{name}" is invalid: ['
+        'status.storageVersions[0].decodableVersions: Invalid value: []string{"v1"}: '
+        "decodableVersions must include encodingVersion v2, "
+        'status.commonEncodingVersion: Invalid value: "null": '
+        "the common encoding version is v2]"
+    )
+    read = http.get(f"{COLLECTION}/{name}").json()
+    assert read["status"] == {}
+    assert read["metadata"]["resourceVersion"] == created.json()["metadata"]["resourceVersion"]
