@@ -11,8 +11,10 @@ import httpx
 import pytest
 import yaml
 
+from kapi.runtime import protobuf
 from tests.conftest import KapiServer
 from tests.helpers.kubectl import Kubectl, make_kubectl
+from tests.helpers.protobuf_requests import PROTOBUF
 
 pytestmark = pytest.mark.kubectl
 
@@ -163,3 +165,14 @@ def test_invalid_status_is_refused_and_nothing_stored(http: httpx.Client) -> Non
     read = http.get(f"{COLLECTION}/{name}").json()
     assert read["status"] == {}
     assert read["metadata"]["resourceVersion"] == created.json()["metadata"]["resourceVersion"]
+
+
+def test_served_in_protobuf(http: httpx.Client) -> None:
+    name = "protobuf.widgets"
+    assert http.post(COLLECTION, json=_manifest(name)).status_code == 201
+    response = http.get(f"{COLLECTION}/{name}", headers={"Accept": PROTOBUF})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == PROTOBUF
+    obj = protobuf.decode(response.content)
+    assert (obj["kind"], obj["metadata"]["name"]) == ("StorageVersion", name)
+    assert (obj["spec"], obj["status"]) == ({}, {})

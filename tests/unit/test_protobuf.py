@@ -658,3 +658,42 @@ def test_round_trip(obj: Object) -> None:
     body = protobuf.encode(obj)
     assert protobuf.decode(body) == obj
     assert protobuf.encode(protobuf.decode(body)) == body
+
+
+def test_storage_version_round_trips() -> None:
+    entry = (
+        MessageWriter()
+        .string(1, "kube-apiserver-a")
+        .string(2, "v1")
+        .string(3, "v1")
+        .string(3, "v1beta1")
+        .string(4, "v1")
+    )
+    condition = MessageWriter().string(1, "AllEncodingVersionsEqual").string(2, "True")
+    condition = condition.string(5, "CommonEncodingVersionSet").string(6, "all agree")
+    status = MessageWriter().message(1, entry).string(2, "v1").message(3, condition)
+    raw = MessageWriter().message(2, MessageWriter()).message(3, status)
+    api_version = "internal.apiserver.k8s.io/v1alpha1"
+    obj = protobuf.decode(envelope(api_version, "StorageVersion", raw))
+    assert obj["spec"] == {}
+    assert obj["status"] == {
+        "storageVersions": [
+            {
+                "apiServerID": "kube-apiserver-a",
+                "encodingVersion": "v1",
+                "decodableVersions": ["v1", "v1beta1"],
+                "servedVersions": ["v1"],
+            }
+        ],
+        "commonEncodingVersion": "v1",
+        "conditions": [
+            {
+                "type": "AllEncodingVersionsEqual",
+                "status": "True",
+                "reason": "CommonEncodingVersionSet",
+                "message": "all agree",
+            }
+        ],
+    }
+    again = protobuf.decode(protobuf.encode(obj))
+    assert (again["spec"], again["status"]) == (obj["spec"], obj["status"])

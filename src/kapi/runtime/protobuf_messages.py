@@ -479,6 +479,49 @@ VALIDATING_WEBHOOK_CONFIGURATION = message(
     repeated(2, "webhooks", _webhook("ValidatingWebhook", 10, 11)),
 )
 
+# --- k8s.io/api/apiserverinternal/v1alpha1 --------------------------------------------------
+
+_APISERVERINTERNAL = "k8s.io.api.apiserverinternal.v1alpha1."
+
+STORAGE_VERSION = message(
+    _APISERVERINTERNAL + "StorageVersion",
+    omitempty(1, "metadata", OBJECT_META),
+    # Neither is a pointer nor omitempty upstream: both always show, empty as {}.
+    required(2, "spec", message(_APISERVERINTERNAL + "StorageVersionSpec")),
+    required(
+        3,
+        "status",
+        message(
+            _APISERVERINTERNAL + "StorageVersionStatus",
+            repeated(
+                1,
+                "storageVersions",
+                message(
+                    _APISERVERINTERNAL + "ServerStorageVersion",
+                    omitempty(1, "apiServerID", STRING),
+                    omitempty(2, "encodingVersion", STRING),
+                    repeated(3, "decodableVersions", STRING),
+                    repeated(4, "servedVersions", STRING),
+                ),
+            ),
+            pointer(2, "commonEncodingVersion", STRING),
+            repeated(
+                3,
+                "conditions",
+                message(
+                    _APISERVERINTERNAL + "StorageVersionCondition",
+                    required(1, "type", STRING),
+                    required(2, "status", STRING),
+                    omitempty(3, "observedGeneration", INT64),
+                    omitempty(4, "lastTransitionTime", TIME),
+                    required(5, "reason", STRING),
+                    omitempty(6, "message", STRING),
+                ),
+            ),
+        ),
+    ),
+)
+
 # --- k8s.io/api/coordination/v1 --------------------------------------------------------------
 
 _COORDINATION = "k8s.io.api.coordination.v1."
@@ -745,6 +788,7 @@ KINDS: dict[tuple[str, str], str] = {
         VALIDATING_WEBHOOK_CONFIGURATION
     ),
     ("coordination.k8s.io/v1", "Lease"): LEASE,
+    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion"): STORAGE_VERSION,
     ("discovery.k8s.io/v1", "EndpointSlice"): ENDPOINT_SLICE,
     ("events.k8s.io/v1", "Event"): EVENTS_EVENT,
     ("events.k8s.io/v1beta1", "Event"): EVENTS_EVENT_BETA,
