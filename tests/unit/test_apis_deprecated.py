@@ -160,6 +160,7 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "endpointslices": "/registry/endpointslices/",
         "ingresses": "/registry/ingress/",
         "poddisruptionbudgets": "/registry/poddisruptionbudgets/",
+        "storageversions": "/registry/storageversions/",
     }
     assert resource("Ingress").key("ns", "a") == "/registry/ingress/ns/a"
 
