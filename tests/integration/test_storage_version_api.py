@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from kapi.runtime import protobuf
-from tests.conftest import KapiServer
+from tests.conftest import KapiServer, start_server
 from tests.helpers.kubectl import Kubectl, make_kubectl
 from tests.helpers.protobuf_requests import PROTOBUF
 
@@ -176,3 +176,15 @@ def test_served_in_protobuf(http: httpx.Client) -> None:
     obj = protobuf.decode(response.content)
     assert (obj["kind"], obj["metadata"]["name"]) == ("StorageVersion", name)
     assert (obj["spec"], obj["status"]) == ({}, {})
+
+
+def test_not_served_with_the_gate_off(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "data", "--feature-gates", "StorageVersionAPI=false")
+    try:
+        with server.client() as client:
+            groups = [g["name"] for g in client.get("/apis").json()["groups"]]
+            assert "internal.apiserver.k8s.io" not in groups
+            assert "coordination.k8s.io" in groups
+            assert client.get(COLLECTION).status_code == 404
+    finally:
+        server.stop()
