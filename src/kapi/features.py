@@ -47,6 +47,9 @@ KNOWN_FEATURES: dict[str, tuple[FeatureSpec, ...]] = {
     ),
     # Alpha and off upstream; kapi serves KEP-2339 whole, so it defaults to on.
     "StorageVersionAPI": (FeatureSpec(Version(1, 20), True, Stage.ALPHA),),
+    # Alpha (beta from 1.35) and off upstream; kapi serves storagemigration.k8s.io and
+    # its migrator with KEP-2339, so it defaults to on.
+    "StorageVersionMigrator": (FeatureSpec(Version(1, 30), True, Stage.ALPHA),),
     "CRDValidationRatcheting": (
         FeatureSpec(Version(1, 28), False, Stage.ALPHA),
         FeatureSpec(Version(1, 30), True, Stage.BETA),

@@ -61,6 +61,7 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "Ingress",
         "PodDisruptionBudget",
         "StorageVersion",
+        "StorageVersionMigration",
     }
     ns, cm, secret = by_kind["Namespace"], by_kind["ConfigMap"], by_kind["Secret"]
     assert (ns.plural, ns.namespaced, ns.short_names) == ("namespaces", False, ("ns",))

@@ -161,6 +161,7 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "ingresses": "/registry/ingress/",
         "poddisruptionbudgets": "/registry/poddisruptionbudgets/",
         "storageversions": "/registry/storageversions/",
+        "storageversionmigrations": "/registry/storageversionmigrations/",
     }
     assert resource("Ingress").key("ns", "a") == "/registry/ingress/ns/a"
 

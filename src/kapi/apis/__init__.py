@@ -15,6 +15,7 @@ from kapi.apis import (
     events_v1,
     networking,
     policy,
+    storagemigration_v1beta1,
 )
 from kapi.features import FeatureGate
 from kapi.runtime.scheme import Resource
@@ -38,4 +39,5 @@ def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
         *events_v1.resources(),
         *networking.resources(),
         *policy.resources(),
+        *storagemigration_v1beta1.resources(gates or FeatureGate()),
     ]

@@ -47,6 +47,7 @@ _BUILTIN_PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
     ("discovery.k8s.io", "v1beta1"): (16200, 12),
     ("flowcontrol.apiserver.k8s.io", "v1"): (16100, 21),
     ("internal.apiserver.k8s.io", "v1alpha1"): (16000, 9),
+    ("storagemigration.k8s.io", "v1beta1"): (15800, 9),
 }
 #: What the CRD registration controller gives every custom resource group version.
 _CUSTOM_PRIORITY = (1000, 100)

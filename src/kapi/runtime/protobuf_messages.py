@@ -772,6 +772,39 @@ def _pod_disruption_budget(package: str) -> str:
 POD_DISRUPTION_BUDGET = _pod_disruption_budget("k8s.io.api.policy.v1.")
 POD_DISRUPTION_BUDGET_BETA = _pod_disruption_budget("k8s.io.api.policy.v1beta1.")
 
+# --- k8s.io/api/storagemigration/v1beta1 ----------------------------------------------------
+
+_STORAGEMIGRATION = "k8s.io.api.storagemigration.v1beta1."
+
+GROUP_RESOURCE = message(
+    _META + "GroupResource",
+    required(1, "group", STRING),
+    required(2, "resource", STRING),
+)
+
+STORAGE_VERSION_MIGRATION = message(
+    _STORAGEMIGRATION + "StorageVersionMigration",
+    omitempty(1, "metadata", OBJECT_META),
+    # Spec, status and the GroupResource are not pointers: they always show in JSON.
+    required(
+        2,
+        "spec",
+        message(
+            _STORAGEMIGRATION + "StorageVersionMigrationSpec",
+            required(1, "resource", GROUP_RESOURCE),
+        ),
+    ),
+    required(
+        3,
+        "status",
+        message(
+            _STORAGEMIGRATION + "StorageVersionMigrationStatus",
+            repeated(1, "conditions", CONDITION),
+            omitempty(2, "resourceVersion", STRING),
+        ),
+    ),
+)
+
 # --- kinds ----------------------------------------------------------------------------------
 
 #: ``(apiVersion, kind)`` of each top-level kind to its message.
@@ -796,6 +829,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("networking.k8s.io/v1beta1", "Ingress"): INGRESS_BETA,
     ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGET,
     ("policy/v1beta1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGET_BETA,
+    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration"): STORAGE_VERSION_MIGRATION,
 }
 
 
