@@ -1,0 +1,1 @@
+"""KEP-2339 storage versions: registration, garbage collection and storage migration."""
