@@ -55,6 +55,7 @@ from kapi.runtime.scheme import Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.storage.interface import CompactionRound, Storage, StorageUnavailableError
 from kapi.storage.sqlite import SQLiteStorage
+from kapi.storageversion.migrator import StorageMigrator
 from kapi.validation.declarative import DeclarativeValidation
 from kapi.version import Version
 from kapi.webhook import WebhookClientManager
@@ -89,6 +90,8 @@ class ServerConfig:
     identity_hostname: str = ""
     identity_lease_duration_seconds: int = 3600
     identity_lease_renew_interval_seconds: int = 10
+    #: Run the storage migrator (``--enable-storage-migrator``; issue 19 item 8).
+    enable_storage_migrator: bool = False
     #: Events are deleted this many seconds after their last write (``--event-ttl``);
     #: below one second they never are, as upstream truncates it to whole seconds.
     event_ttl: float = 3600.0
@@ -219,6 +222,14 @@ class APIServer:
         self._post_start_done.add("start-kapi-controllers")
         if self.identity:
             self._start_identity_controllers()
+        # --- storage migrator (issue 19 item 8) -------------------------------------
+        if self.config.enable_storage_migrator and self.config.feature_gates.enabled(
+            "StorageVersionMigrator"
+        ):
+            assert self.storage is not None
+            migrator = StorageMigrator(lambda g, r: self.stores.get((g, r)), self.storage)
+            self._spawn(migrator.run())
+        # --- end of storage migrator ------------------------------------------------
         # Everything allocated so far lives as long as the server: keep it out of the
         # collector's generations, so collections triggered by requests stay short.
         gc.collect()

@@ -109,6 +109,14 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "one etcd its own",
     )
     p.add_argument(
+        "--enable-storage-migrator",
+        action="store_true",
+        help="kapi-specific: run the storage migrator in this server: it carries out "
+        "storagemigration.k8s.io StorageVersionMigrations one at a time, and creates one "
+        "for a resource whose StorageVersion has a commonEncodingVersion while some of its "
+        "stored objects are in another version (StorageVersionMigrator feature)",
+    )
+    p.add_argument(
         "--identity-lease-duration-seconds",
         type=int,
         metavar="SECONDS",
@@ -279,6 +287,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         audit_log_maxage=args.audit_log_maxage,
         read_header_timeout=read_header_timeout,
         idle_timeout=idle_timeout,
+        enable_storage_migrator=args.enable_storage_migrator,
     )
     config_errors = _identity_config_errors(args)
     audit_error = _audit_config_error(args)
