@@ -19,11 +19,12 @@ from kapi.cli.commands import (
     discovery,
     explain,
     get,
+    migrate,
     patch,
     session,
 )
 
-_MODULES = (get, describe, apply, patch, delete, discovery, explain, deprecations, crd)
+_MODULES = (get, describe, apply, patch, delete, discovery, explain, deprecations, crd, migrate)
 
 
 def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> None:
