@@ -697,3 +697,27 @@ def test_storage_version_round_trips() -> None:
     }
     again = protobuf.decode(protobuf.encode(obj))
     assert (again["spec"], again["status"]) == (obj["spec"], obj["status"])
+
+
+def test_storage_version_migration_round_trips() -> None:
+    resource = MessageWriter().string(1, "policy").string(2, "poddisruptionbudgets")
+    condition = MessageWriter().string(1, "Running").string(2, "True")
+    condition = condition.string(5, "Migrating").string(6, "migrated 1 of about 2 objects")
+    status = MessageWriter().message(1, condition).string(2, "42")
+    raw = MessageWriter().message(2, MessageWriter().message(1, resource)).message(3, status)
+    api_version = "storagemigration.k8s.io/v1beta1"
+    obj = protobuf.decode(envelope(api_version, "StorageVersionMigration", raw))
+    assert obj["spec"] == {"resource": {"group": "policy", "resource": "poddisruptionbudgets"}}
+    assert obj["status"] == {
+        "conditions": [
+            {
+                "type": "Running",
+                "status": "True",
+                "reason": "Migrating",
+                "message": "migrated 1 of about 2 objects",
+            }
+        ],
+        "resourceVersion": "42",
+    }
+    again = protobuf.decode(protobuf.encode(obj))
+    assert (again["spec"], again["status"]) == (obj["spec"], obj["status"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import io
 from collections.abc import Callable
 from typing import Any
 
@@ -332,3 +333,27 @@ def test_a_finished_migration_is_left_alone() -> None:
     }
     _run(backend)
     assert backend.rewritten == [] and backend.status_writes == []
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
+    from kapi.cli.commands.migrate import ProgressView
+
+    tty = _Terminal()
+    view = ProgressView(tty, "widgets.example.com")
+    view(Progress(migrated=3, about=12))
+    view(Progress(migrated=12, about=12, done=True))
+    assert tty.getvalue() == (
+        "\rwidgets.example.com: [#######-----------------------] migrated 3 of about 12 objects"
+        "\x1b[K"
+        "\rwidgets.example.com: [##############################] migrated 12 of about 12 objects"
+        "\x1b[K\n"
+    )
+    plain = io.StringIO()
+    view = ProgressView(plain, "configmaps")
+    view(Progress(migrated=3))
+    assert plain.getvalue() == "configmaps: migrated 3 objects\n"

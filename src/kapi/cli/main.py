@@ -287,7 +287,8 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         audit_log_maxage=args.audit_log_maxage,
         read_header_timeout=read_header_timeout,
         idle_timeout=idle_timeout,
-        enable_storage_migrator=args.enable_storage_migrator,
+        # With --workers, worker 0 alone runs the migrator: one run per migration.
+        enable_storage_migrator=args.enable_storage_migrator and args.worker_index in (None, 0),
     )
     config_errors = _identity_config_errors(args)
     audit_error = _audit_config_error(args)
