@@ -233,7 +233,7 @@ def test_status_subresource_writes_status_only(http: httpx.Client) -> None:
             {
                 "type": "Running",
                 "status": "True",
-                "reason": "Migrating",
+                "reason": "StorageVersionMigrationInProgress",
                 "message": "migrated 1 of about 2 objects",
                 "lastTransitionTime": "2026-01-01T00:00:00Z",
             }
@@ -386,7 +386,7 @@ def test_kapi_migrate_refuses_without_a_common_encoding_version(
     assert failed is not None
     assert (failed["status"], failed["reason"], failed["message"]) == (
         "True",
-        "NoCommonEncodingVersion",
+        "StorageVersionMigrationFailed",
         expected,
     )
     # Nothing was rewritten.

@@ -140,7 +140,7 @@ def test_refused_without_a_common_encoding_version() -> None:
     failed = _condition(backend.migration, "Failed")
     assert (failed["status"], failed["reason"], failed["message"]) == (
         "True",
-        "NoCommonEncodingVersion",
+        "StorageVersionMigrationFailed",
         expected,
     )
     # status.resourceVersion must be well formed once status is written.
@@ -152,7 +152,7 @@ def test_refused_without_a_storage_version() -> None:
     backend.storage_versions.clear()
     with pytest.raises(MigrationError) as raised:
         _run(backend)
-    assert raised.value.reason == "StorageVersionNotFound"
+    assert raised.value.cause == "StorageVersionNotFound"
     assert raised.value.message == (
         "there is no StorageVersion core.configmaps: no API server has reported how it "
         "stores configmaps"
@@ -178,7 +178,10 @@ def test_pages_through_every_object_and_records_progress() -> None:
         (7, 7, True),
     ]
     succeeded = _condition(final, "Succeeded")
-    assert (succeeded["status"], succeeded["reason"]) == ("True", "Completed")
+    assert (succeeded["status"], succeeded["reason"]) == (
+        "True",
+        "StorageVersionMigrationSucceeded",
+    )
     assert succeeded["message"] == (
         "migrated 7 objects of configmaps to v1 (0 changed and 0 deleted meanwhile)"
     )
@@ -237,7 +240,7 @@ def test_a_resumed_run_aborts_when_the_storage_version_moved_on() -> None:
     }
     with pytest.raises(MigrationError) as raised:
         _run(backend, page_size=3)
-    assert raised.value.reason == "StorageVersionChanged"
+    assert raised.value.cause == "StorageVersionChanged"
     assert backend.rewritten == []
 
 
@@ -262,11 +265,11 @@ def test_aborts_when_the_storage_version_changes_mid_run() -> None:
     failed = _condition(backend.migration, "Failed")
     assert (failed["status"], failed["reason"], failed["message"]) == (
         "True",
-        "StorageVersionChanged",
+        "StorageVersionMigrationFailed",
         expected,
     )
     running = _condition(backend.migration, "Running")
-    assert (running["status"], running["reason"]) == ("False", "Aborted")
+    assert running["status"] == "False"
     assert find_condition(backend.migration, "Succeeded") is None
 
 
@@ -281,7 +284,7 @@ def test_aborts_when_the_common_encoding_version_empties_mid_run() -> None:
     backend.after_page = empty
     with pytest.raises(MigrationError) as raised:
         _run(backend, page_size=3)
-    assert raised.value.reason == "CommonEncodingVersionUnset"
+    assert raised.value.cause == "CommonEncodingVersionUnset"
     assert raised.value.message == (
         "aborted: the common encoding version of poddisruptionbudgets.policy was unset while "
         "migrating (StorageVersion policy.poddisruptionbudgets)"

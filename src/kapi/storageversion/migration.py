@@ -49,10 +49,12 @@ DEFAULT_PAGE_SIZE = 500
 RUN_BY_LABEL = "storagemigration.kapi.dev/run-by"
 RUN_BY_CLIENT = "client"
 
-#: Condition reasons.
-REASON_MIGRATING = "Migrating"
-REASON_COMPLETED = "Completed"
-REASON_ABORTED = "Aborted"
+#: Condition reasons, upstream's controller's (``pkg/controller/storageversionmigrator``).
+REASON_MIGRATING = "StorageVersionMigrationInProgress"
+REASON_COMPLETED = "StorageVersionMigrationSucceeded"
+REASON_FAILED = "StorageVersionMigrationFailed"
+#: Why a run was refused or aborted (:attr:`MigrationError.cause`); the Failed
+#: condition's reason is upstream's one, its message says why.
 REASON_NO_STORAGE_VERSION = "StorageVersionNotFound"
 REASON_NO_COMMON_VERSION = "NoCommonEncodingVersion"
 REASON_COMMON_VERSION_UNSET = "CommonEncodingVersionUnset"
@@ -174,9 +176,9 @@ class Progress:
 class MigrationError(Exception):
     """A run ended with its ``Failed`` condition; ``message`` is that condition's."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, cause: str, message: str) -> None:
         super().__init__(message)
-        self.reason = reason
+        self.cause = cause
         self.message = message
 
 
@@ -184,11 +186,11 @@ def _annotations(obj: Object) -> dict[str, str]:
     return obj.setdefault("metadata", {}).setdefault("annotations", {})
 
 
-async def _fail(backend: MigrationBackend, migration: Object, reason: str, message: str) -> Object:
+async def _fail(backend: MigrationBackend, migration: Object, cause: str, message: str) -> Object:
     updated = copy.deepcopy(migration)
     if find_condition(updated, RUNNING) is not None:
-        set_condition(updated, RUNNING, "False", REASON_ABORTED, message)
-    set_condition(updated, FAILED, "True", reason, message)
+        set_condition(updated, RUNNING, "False", REASON_FAILED, message)
+    set_condition(updated, FAILED, "True", REASON_FAILED, message)
     status = updated.setdefault("status", {})
     status.setdefault("resourceVersion", _rv_for_status(migration))
     return await backend.update_migration_status(updated)
