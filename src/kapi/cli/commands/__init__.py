@@ -21,9 +21,21 @@ from kapi.cli.commands import (
     get,
     patch,
     session,
+    storage_versions,
 )
 
-_MODULES = (get, describe, apply, patch, delete, discovery, explain, deprecations, crd)
+_MODULES = (
+    get,
+    describe,
+    apply,
+    patch,
+    delete,
+    discovery,
+    explain,
+    deprecations,
+    crd,
+    storage_versions,
+)
 
 
 def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> None:
