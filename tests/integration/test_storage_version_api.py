@@ -71,6 +71,52 @@ def test_kubectl_creates_and_reads_back(
     assert lines[1].split()[:3] == ["kubectl.widgets", "<unset>", "<unset>"]
 
 
+def _with_status(http: httpx.Client, name: str, *entries: tuple[str, str]) -> None:
+    created = http.post(COLLECTION, json=_manifest(name))
+    assert created.status_code == 201, created.text
+    obj = created.json()
+    obj["status"] = {
+        "storageVersions": [
+            {"apiServerID": sid, "encodingVersion": version, "decodableVersions": [version]}
+            for sid, version in entries
+        ]
+    }
+    if len({version for _, version in entries}) == 1:
+        obj["status"]["commonEncodingVersion"] = entries[0][1]
+    updated = http.put(f"{COLLECTION}/{name}/status", json=obj)
+    assert updated.status_code == 200, updated.text
+
+
+def test_kubectl_table_cells_are_upstreams(kubectl: Kubectl, http: httpx.Client) -> None:
+    """printStorageVersion: ``<unset>`` for no common version, ``id=version`` for the first
+    three servers joined by commas, then `` + N more...``."""
+    _with_status(http, "cells.one", ("server-a", "v1"))
+    _with_status(http, "cells.split", ("server-a", "cells/v1"), ("server-b", "cells/v2"))
+    _with_status(
+        http,
+        "cells.five",
+        *[(f"server-{x}", "cells/v1") for x in "abcde"],
+    )
+    lines = kubectl.ok("get", "storageversions", "cells.one", "cells.split", "cells.five").out_lines
+    assert [line.rsplit(None, 1)[0].rstrip() for line in lines] == [
+        "NAME          COMMONENCODINGVERSION   STORAGEVERSIONS",
+        "cells.one     v1                      server-a=v1",
+        "cells.split   <unset>                 server-a=cells/v1,server-b=cells/v2",
+        "cells.five    cells/v1                "
+        "server-a=cells/v1,server-b=cells/v1,server-c=cells/v1 + 2 more...",
+    ]
+    table = http.get(
+        f"{COLLECTION}/cells.one",
+        headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+    ).json()
+    assert [(c["name"], c["type"], c["format"]) for c in table["columnDefinitions"]] == [
+        ("Name", "string", "name"),
+        ("CommonEncodingVersion", "string", ""),
+        ("StorageVersions", "string", ""),
+        ("Age", "string", ""),
+    ]
+
+
 def test_discovery_and_openapi_list_it(http: httpx.Client) -> None:
     groups = http.get("/apis").json()["groups"]
     group = next(g for g in groups if g["name"] == "internal.apiserver.k8s.io")
