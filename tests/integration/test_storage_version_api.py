@@ -234,3 +234,16 @@ def test_not_served_with_the_gate_off(tmp_path: Path) -> None:
             assert client.get(COLLECTION).status_code == 404
     finally:
         server.stop()
+
+
+def test_metrics_endpoint_exposes_the_migrator_series(http: httpx.Client) -> None:
+    response = http.get("/metrics")
+    assert response.status_code == 200
+    text = response.text
+    for name, kind in [
+        ("storage_migrator_core_migrator_migrated_objects", "counter"),
+        ("storage_migrator_core_migrator_remaining_objects", "gauge"),
+        ("storage_migrator_core_migrator_migrations", "counter"),
+    ]:
+        assert f"# TYPE {name} {kind}\n" in text
+    assert "storage_migrator_core_migrator_migrations_total" not in text
