@@ -4,6 +4,7 @@ upstream's message and nothing stored, and ``/status`` writes the status alone."
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,22 @@ def test_kubectl_creates_and_reads_back(
     assert lines[1].split()[:3] == ["kubectl.widgets", "<unset>", "<unset>"]
 
 
+def _identity_lease(http: httpx.Client, name: str) -> None:
+    """A live identity lease for ``name``, so that a storage version GC keeps its entries."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": name,
+            "labels": {"apiserver.kubernetes.io/identity": "kube-apiserver"},
+        },
+        "spec": {"holderIdentity": name, "leaseDurationSeconds": 3600, "renewTime": now},
+    }
+    response = http.post("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", json=lease)
+    assert response.status_code == 201, response.text
+
+
 def _with_status(http: httpx.Client, name: str, *entries: tuple[str, str]) -> None:
     created = http.post(COLLECTION, json=_manifest(name))
     assert created.status_code == 201, created.text
@@ -90,6 +107,8 @@ def _with_status(http: httpx.Client, name: str, *entries: tuple[str, str]) -> No
 def test_kubectl_table_cells_are_upstreams(kubectl: Kubectl, http: httpx.Client) -> None:
     """printStorageVersion: ``<unset>`` for no common version, ``id=version`` for the first
     three servers joined by commas, then `` + N more...``."""
+    for x in "abcde":
+        _identity_lease(http, f"server-{x}")
     _with_status(http, "cells.one", ("server-a", "v1"))
     _with_status(http, "cells.split", ("server-a", "cells/v1"), ("server-b", "cells/v2"))
     _with_status(
