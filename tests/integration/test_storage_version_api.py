@@ -4,6 +4,7 @@ upstream's message and nothing stored, and ``/status`` writes the status alone."
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,70 @@ def test_kubectl_creates_and_reads_back(
     lines = kubectl.ok("get", "storageversions", "kubectl.widgets").out_lines
     assert lines[0].split() == ["NAME", "COMMONENCODINGVERSION", "STORAGEVERSIONS", "AGE"]
     assert lines[1].split()[:3] == ["kubectl.widgets", "<unset>", "<unset>"]
+
+
+def _identity_lease(http: httpx.Client, name: str) -> None:
+    """A live identity lease for ``name``, so that a storage version GC keeps its entries."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": name,
+            "labels": {"apiserver.kubernetes.io/identity": "kube-apiserver"},
+        },
+        "spec": {"holderIdentity": name, "leaseDurationSeconds": 3600, "renewTime": now},
+    }
+    response = http.post("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", json=lease)
+    assert response.status_code == 201, response.text
+
+
+def _with_status(http: httpx.Client, name: str, *entries: tuple[str, str]) -> None:
+    created = http.post(COLLECTION, json=_manifest(name))
+    assert created.status_code == 201, created.text
+    obj = created.json()
+    obj["status"] = {
+        "storageVersions": [
+            {"apiServerID": sid, "encodingVersion": version, "decodableVersions": [version]}
+            for sid, version in entries
+        ]
+    }
+    if len({version for _, version in entries}) == 1:
+        obj["status"]["commonEncodingVersion"] = entries[0][1]
+    updated = http.put(f"{COLLECTION}/{name}/status", json=obj)
+    assert updated.status_code == 200, updated.text
+
+
+def test_kubectl_table_cells_are_upstreams(kubectl: Kubectl, http: httpx.Client) -> None:
+    """printStorageVersion: ``<unset>`` for no common version, ``id=version`` for the first
+    three servers joined by commas, then `` + N more...``."""
+    for x in "abcde":
+        _identity_lease(http, f"server-{x}")
+    _with_status(http, "cells.one", ("server-a", "v1"))
+    _with_status(http, "cells.split", ("server-a", "cells/v1"), ("server-b", "cells/v2"))
+    _with_status(
+        http,
+        "cells.five",
+        *[(f"server-{x}", "cells/v1") for x in "abcde"],
+    )
+    lines = kubectl.ok("get", "storageversions", "cells.one", "cells.split", "cells.five").out_lines
+    assert [line.rsplit(None, 1)[0].rstrip() for line in lines] == [
+        "NAME          COMMONENCODINGVERSION   STORAGEVERSIONS",
+        "cells.one     v1                      server-a=v1",
+        "cells.split   <unset>                 server-a=cells/v1,server-b=cells/v2",
+        "cells.five    cells/v1                "
+        "server-a=cells/v1,server-b=cells/v1,server-c=cells/v1 + 2 more...",
+    ]
+    table = http.get(
+        f"{COLLECTION}/cells.one",
+        headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+    ).json()
+    assert [(c["name"], c["type"], c["format"]) for c in table["columnDefinitions"]] == [
+        ("Name", "string", "name"),
+        ("CommonEncodingVersion", "string", ""),
+        ("StorageVersions", "string", ""),
+        ("Age", "string", ""),
+    ]
 
 
 def test_discovery_and_openapi_list_it(http: httpx.Client) -> None:
@@ -188,3 +253,16 @@ def test_not_served_with_the_gate_off(tmp_path: Path) -> None:
             assert client.get(COLLECTION).status_code == 404
     finally:
         server.stop()
+
+
+def test_metrics_endpoint_exposes_the_migrator_series(http: httpx.Client) -> None:
+    response = http.get("/metrics")
+    assert response.status_code == 200
+    text = response.text
+    for name, kind in [
+        ("storage_migrator_core_migrator_migrated_objects", "counter"),
+        ("storage_migrator_core_migrator_remaining_objects", "gauge"),
+        ("storage_migrator_core_migrator_migrations", "counter"),
+    ]:
+        assert f"# TYPE {name} {kind}\n" in text
+    assert "storage_migrator_core_migrator_migrations_total" not in text

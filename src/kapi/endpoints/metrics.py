@@ -9,6 +9,7 @@ kapi declares the level, as ``/metrics`` of kube-apiserver shows it.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from prometheus_client import (
@@ -19,6 +20,7 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
+from prometheus_client.utils import floatToGoString
 
 from kapi.request import RequestInfo
 
@@ -86,6 +88,50 @@ _VERBS = {
 }
 
 
+class PlainCounter:
+    """A counter exposed under its own name, with no ``_total`` appended.
+
+    client_golang writes a counter under the name it was given; prometheus_client
+    always appends ``_total``.  The out-of-tree storage version migrator's counters
+    (``storage_migrator_core_migrator_*``) carry no suffix, so they are written here.
+    """
+
+    def __init__(self, name: str, documentation: str, labelnames: tuple[str, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = labelnames
+        self._values: dict[tuple[str, ...], float] = {}
+        self._lock = threading.Lock()
+
+    def inc(self, *labelvalues: str, amount: float = 1.0) -> None:
+        if len(labelvalues) != len(self.labelnames):
+            raise ValueError(f"{self.name} takes labels {self.labelnames}, got {labelvalues}")
+        if amount < 0:
+            raise ValueError("a counter only goes up")
+        with self._lock:
+            self._values[labelvalues] = self._values.get(labelvalues, 0.0) + amount
+
+    def value(self, *labelvalues: str) -> float:
+        with self._lock:
+            return self._values.get(labelvalues, 0.0)
+
+    def exposition(self) -> str:
+        """The family in the text format 0.0.4, label pairs sorted by name as Go sorts them."""
+        help_text = self.documentation.replace("\\", r"\\").replace("\n", r"\n")
+        lines = [f"# HELP {self.name} {help_text}", f"# TYPE {self.name} counter"]
+        with self._lock:
+            values = sorted(self._values.items())
+        for labelvalues, value in values:
+            pairs = sorted(zip(self.labelnames, labelvalues, strict=True))
+            text = ",".join(f'{k}="{_escape_label_value(v)}"' for k, v in pairs)
+            lines.append(f"{self.name}{{{text}}} {floatToGoString(value)}")
+        return "".join(line + "\n" for line in lines)
+
+
+def _escape_label_value(value: str) -> str:
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+
+
 class APIServerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -149,6 +195,41 @@ class APIServerMetrics:
             registry=self.registry,
         )
 
+        # The storage version migrator's series, under the names of upstream's
+        # out-of-tree migrator (kubernetes-sigs/kube-storage-version-migrator,
+        # pkg/migrator/metrics): "resource" is the full resource name, "Status"
+        # (capitalised, as upstream) is Succeeded or Failed.
+        self.migrated_objects = PlainCounter(
+            "storage_migrator_core_migrator_migrated_objects",
+            "Objects the storage version migrator has rewritten, by resource.",
+            ("resource",),
+        )
+        self.remaining_objects = Gauge(
+            "storage_migrator_core_migrator_remaining_objects",
+            "Objects the storage version migrator has still to rewrite in its current "
+            "run, by resource.",
+            ("resource",),
+            registry=self.registry,
+        )
+        self.migrations = PlainCounter(
+            "storage_migrator_core_migrator_migrations",
+            "Storage version migrations that have finished, by resource and by outcome "
+            "(Succeeded or Failed).",
+            ("resource", "Status"),
+        )
+        self._plain_counters = (self.migrated_objects, self.migrations)
+
+    def observe_objects_migrated(self, resource: str, count: int) -> None:
+        """``count`` more objects of ``resource`` rewritten in their storage version."""
+        self.migrated_objects.inc(resource, amount=count)
+
+    def observe_objects_remaining(self, resource: str, count: int) -> None:
+        self.remaining_objects.labels(resource).set(count)
+
+    def observe_migration(self, resource: str, succeeded: bool) -> None:
+        """One finished migration of ``resource``."""
+        self.migrations.inc(resource, "Succeeded" if succeeded else "Failed")
+
     def observe_ratcheting(self, seconds: float) -> None:
         self.ratcheting_seconds.observe(seconds)
 
@@ -208,4 +289,5 @@ class APIServerMetrics:
         self.deprecated_apis.labels(*labels, removed_release).set(1)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        plain = "".join(counter.exposition() for counter in self._plain_counters)
+        return generate_latest(self.registry) + plain.encode()

@@ -22,9 +22,22 @@ from kapi.cli.commands import (
     migrate,
     patch,
     session,
+    storage_versions,
 )
 
-_MODULES = (get, describe, apply, patch, delete, discovery, explain, deprecations, crd, migrate)
+_MODULES = (
+    get,
+    describe,
+    apply,
+    patch,
+    delete,
+    discovery,
+    explain,
+    deprecations,
+    crd,
+    migrate,
+    storage_versions,
+)
 
 
 def register(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> None:
