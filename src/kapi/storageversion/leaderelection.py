@@ -126,7 +126,7 @@ class LeaderElector:
                 "metadata": {"name": self.name, "namespace": self.namespace},
                 "spec": {
                     "holderIdentity": self.identity,
-                    "leaseDurationSeconds": int(self.lease_duration),
+                    "leaseDurationSeconds": max(1, int(self.lease_duration)),
                     "acquireTime": stamp,
                     "renewTime": stamp,
                     "leaseTransitions": 0,
@@ -150,7 +150,7 @@ class LeaderElector:
             spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
             spec["acquireTime"] = stamp
         spec["holderIdentity"] = self.identity
-        spec["leaseDurationSeconds"] = int(self.lease_duration)
+        spec["leaseDurationSeconds"] = max(1, int(self.lease_duration))
         spec["renewTime"] = stamp
         desired = {**current, "spec": spec}
 
