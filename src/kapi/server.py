@@ -13,6 +13,7 @@ import logging
 import signal
 import socket
 import sys
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,11 @@ from kapi.runtime.scheme import Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.storage.interface import CompactionRound, Storage, StorageUnavailableError
 from kapi.storage.sqlite import SQLiteStorage
+from kapi.storageversion.gc import StorageVersionGC
+from kapi.storageversion.leaderelection import LeaderElector
+from kapi.storageversion.manager import NO_ERROR, StorageVersionManager
 from kapi.storageversion.migrator import StorageMigrator
+from kapi.storageversion.resources import default_storage_version, resource_infos
 from kapi.validation.declarative import DeclarativeValidation
 from kapi.version import Version
 from kapi.webhook import WebhookClientManager
@@ -108,6 +113,17 @@ class ServerConfig:
     #: Seconds a kept-alive connection may wait for its next request before it is closed
     #: (kube-apiserver's ``IdleTimeout``; kapi's ``--idle-timeout``).
     idle_timeout: float = IDLE_TIMEOUT
+    #: Resources stored in another version than their default, as (group, resource,
+    #: version) (``--storage-versions``).
+    storage_versions: tuple[tuple[str, str, str], ...] = ()
+    #: Seconds between passes of the StorageVersion garbage collector.
+    storage_version_gc_period: float = 60.0
+    #: Test affordance: registration waits for SIGUSR1 (``--hold-storage-version-registration``).
+    hold_storage_version_registration: bool = False
+    #: The storage version GC's leader election (``--leader-elect-*``, seconds).
+    leader_elect_lease_duration: float = 15.0
+    leader_elect_renew_deadline: float = 10.0
+    leader_elect_retry_period: float = 2.0
 
     def __post_init__(self) -> None:
         # Gates take the stage and default of the emulated release, whatever built them.
@@ -120,7 +136,12 @@ class APIServer:
         self.metrics = APIServerMetrics()
         self.scheme = Scheme(config.emulated_version)
         for resource in builtin_resources(config.feature_gates):
+            resource.storage_version = default_storage_version(resource, config.emulated_version)
             self.scheme.add(resource)
+        for group, plural, version in config.storage_versions:
+            for resource in self.scheme.resources():
+                if (resource.group, resource.plural) == (group, plural):
+                    resource.storage_version = version
         self.storage: Storage | None = None
         self.stores: dict[tuple[str, str], Store] = {}
         #: Built-in kinds' declarations, checked beside their hand-written validation
@@ -183,6 +204,12 @@ class APIServer:
             self.identity_hostname = config.identity_hostname or socket.gethostname()
             self.identity = apiserver_id(self.identity_hostname)
         self.identity_lease: IdentityLeaseController | None = None
+        #: KEP-2339 registration and its write gate: only with both StorageVersionAPI and
+        #: APIServerIdentity on, as upstream.
+        self.storage_version_gate: _StorageVersionGate | None = None
+        if self.identity and config.feature_gates.enabled("StorageVersionAPI"):
+            self.storage_version_gate = _StorageVersionGate()
+        self.storage_version_manager: StorageVersionManager | None = None
         #: Why start-up failed, for the command to report (empty: it did not).
         self.startup_error = ""
         #: Set when shutdown begins (a signal): watches end and /readyz fails at once.
@@ -222,6 +249,8 @@ class APIServer:
         self._post_start_done.add("start-kapi-controllers")
         if self.identity:
             self._start_identity_controllers()
+        if self.storage_version_gate is not None:
+            self._start_storage_versions(self.storage_version_gate)
         # --- storage migrator (issue 19 item 8) -------------------------------------
         if self.config.enable_storage_migrator and self.config.feature_gates.enabled(
             "StorageVersionMigrator"
@@ -311,6 +340,58 @@ class APIServer:
         self._spawn(gc.run())
         self._post_start_done.add("start-kube-apiserver-identity-lease-garbage-collector")
 
+    def _start_storage_versions(self, gate: _StorageVersionGate) -> None:
+        """KEP-2339: register this server's storage versions (upstream's
+        ``built-in-resources-storage-version-updater`` hook) and collect the entries
+        of servers gone, the latter on the elected server only."""
+        storage_versions = self.store("internal.apiserver.k8s.io", "storageversions")
+        leases = self.store("coordination.k8s.io", "leases")
+        manager = StorageVersionManager(storage_versions, self.identity)
+        manager.add_resource_info(*resource_infos(self.scheme))
+        self.storage_version_manager = manager
+        gate.manager = manager
+        release: asyncio.Event | None = None
+        if self.config.hold_storage_version_registration:
+            release = asyncio.Event()
+            asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, release.set)
+        self._spawn(self._register_storage_versions(manager, leases, release))
+        config = self.config
+        collector = StorageVersionGC(storage_versions, leases, config.storage_version_gc_period)
+        elector = LeaderElector(
+            leases,
+            "kube-system",
+            STORAGE_VERSION_GC_LEASE,
+            f"{self.identity}_{uuid.uuid4()}",
+            lease_duration=config.leader_elect_lease_duration,
+            renew_deadline=config.leader_elect_renew_deadline,
+            retry_period=config.leader_elect_retry_period,
+        )
+        self._spawn(elector.run(collector.run))
+
+    async def _register_storage_versions(
+        self, manager: StorageVersionManager, leases: Store, release: asyncio.Event | None
+    ) -> None:
+        """Wait for this server's identity lease, register every resource, and
+        register again every :data:`STORAGE_VERSION_REFRESH` seconds, as upstream."""
+        while True:
+            try:
+                await leases.get("kube-system", self.identity)
+                break
+            except Exception:
+                await asyncio.sleep(0.1)
+        if release is not None:
+            log.info("storage version registration held until this process gets SIGUSR1")
+            await release.wait()
+            log.info("storage version registration released")
+        while True:
+            try:
+                await manager.update_storage_versions()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("storage version registration failed")
+            await asyncio.sleep(STORAGE_VERSION_REFRESH)
+
     def _spawn(self, coro: Any) -> None:
         self._tasks.append(asyncio.create_task(coro))
 
@@ -330,6 +411,7 @@ class APIServer:
                 stopping=self.stopping,
                 start=self.start,
                 stop=self.stop,
+                storage_versions=self.storage_version_gate,
             )
         )
 
@@ -382,6 +464,12 @@ class APIServer:
                 "start-kube-apiserver-identity-lease-controller",
                 "start-kube-apiserver-identity-lease-garbage-collector",
             ]
+
+        async def storage_versions_registered() -> None:
+            manager = self.storage_version_manager
+            if manager is None or not manager.completed():
+                raise RuntimeError("not finished")
+
         for kind, checks in self.health.items():
             checks.add("ping", ping)
             checks.add("log", ping)
@@ -392,6 +480,8 @@ class APIServer:
                 checks.add("shutdown", shutdown)
             for hook in hooks:
                 checks.add(f"poststarthook/{hook}", post_start(hook))
+            if self.storage_version_gate is not None:
+                checks.add(f"poststarthook/{STORAGE_VERSION_HOOK}", storage_versions_registered)
 
     # -- /version ---------------------------------------------------------------------
 
@@ -412,6 +502,34 @@ class APIServer:
             "compiler": "cpython",
             "platform": "linux/amd64",
         }
+
+
+#: Upstream's post-start hook registering the built-in resources' storage versions.
+STORAGE_VERSION_HOOK = "built-in-resources-storage-version-updater"
+#: How often the registration is done again (upstream: every 10 minutes).
+STORAGE_VERSION_REFRESH = 600.0
+#: The lease the servers elect the storage version garbage collector's runner with.
+STORAGE_VERSION_GC_LEASE = "kapi-storage-version-gc"
+
+
+class _StorageVersionGate:
+    """The write gate's view of the manager, which exists once storage is open.
+
+    The handler chain gets this at construction, before start-up; no request is
+    served before start-up has made the manager, but until then it is pending.
+    """
+
+    def __init__(self) -> None:
+        self.manager: StorageVersionManager | None = None
+
+    def completed(self) -> bool:
+        return self.manager is not None and self.manager.completed()
+
+    def pending_update(self, group: str, resource: str) -> bool:
+        return self.manager is None or self.manager.pending_update(group, resource)
+
+    def last_update_error(self, group: str, resource: str) -> str:
+        return NO_ERROR if self.manager is None else self.manager.last_update_error(group, resource)
 
 
 async def compact_periodically(

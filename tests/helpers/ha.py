@@ -85,16 +85,32 @@ def create_namespace(http: httpx.Client, name: str, **spec: Any) -> None:
 
 
 def raw_connection(url: str) -> socket.socket:
-    """A kept-alive connection to ``url`` that has been answered once (so it is accepted)."""
+    """A kept-alive connection to ``url`` that has been answered once (so it is accepted).
+
+    Any complete answer will do: a worker still registering its storage versions
+    fails ``/healthz`` (a post-start hook), and the connection is no less accepted.
+    """
     host, port = url.removeprefix("http://").rsplit(":", 1)
     sock = socket.create_connection((host, int(port)), timeout=10)
     sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
     answer = b""
-    while b"\r\n\r\nok" not in answer:
+    while not _answered(answer):
         chunk = sock.recv(4096)
         assert chunk, f"the connection closed before /healthz answered: {answer!r}"
         answer += chunk
     return sock
+
+
+def _answered(answer: bytes) -> bool:
+    """Whether ``answer`` holds a whole response to GET /healthz (its body is short)."""
+    head, sep, body = answer.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(body) >= int(value)
+    return bool(body)
 
 
 #: /proc/net/tcp's states.

@@ -6,7 +6,7 @@ Schema from ``k8s.io/api/coordination/v1``; validation from upstream
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, forbidden, invalid, not_supported
@@ -31,6 +31,26 @@ def canonical_micro_time(value: str) -> str:
     if parsed.tzinfo is None:
         return value
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def micro_time(moment: datetime) -> str:
+    """``metav1.MicroTime`` as JSON: UTC with six fractional digits."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def lease_expired(lease: Object, now: datetime) -> bool:
+    """Upstream's ``isLeaseExpired``: no renewTime or duration, or renewTime + duration < now."""
+    spec = lease.get("spec") or {}
+    renew, duration = spec.get("renewTime"), spec.get("leaseDurationSeconds")
+    if not isinstance(renew, str) or not isinstance(duration, int):
+        return True
+    try:
+        renewed = datetime.fromisoformat(renew)
+    except ValueError:
+        return True
+    if renewed.tzinfo is None:
+        renewed = renewed.replace(tzinfo=UTC)
+    return renewed + timedelta(seconds=duration) < now
 
 
 HOLDER_IDENTITY_DOC = (

@@ -190,6 +190,51 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         help="kapi-specific: serve from this many processes sharing the port (SO_REUSEPORT) "
         "and the etcd of --etcd-servers (default 1)",
     )
+    p.add_argument(
+        "--storage-versions",
+        default="",
+        metavar="GROUP/VERSION/RESOURCE[,...]",
+        help="kapi-specific: store these resources in the given versions instead of their "
+        "default storage version, comma separated (v1/configmaps for the core group), e.g. "
+        "policy/v1beta1/poddisruptionbudgets, as a server of an older release would; "
+        "reported in StorageVersion objects",
+    )
+    p.add_argument(
+        "--storage-version-gc-period-seconds",
+        type=int,
+        default=60,
+        metavar="SECONDS",
+        help="kapi-specific: how often the elected server removes StorageVersion entries of "
+        "API servers whose identity lease is gone or expired (default 60); it also does "
+        "when an identity lease is deleted",
+    )
+    p.add_argument(
+        "--hold-storage-version-registration",
+        action="store_true",
+        help="kapi-specific, for tests: do not register storage versions until the process "
+        "receives SIGUSR1; meanwhile writes to built-in resources get 503 and /readyz fails",
+    )
+    p.add_argument(
+        "--leader-elect-lease-duration",
+        default="15s",
+        metavar="DURATION",
+        help="how long a candidate for the storage version GC's leader lease waits after "
+        "the last observed renewal before taking it over (default 15s)",
+    )
+    p.add_argument(
+        "--leader-elect-renew-deadline",
+        default="10s",
+        metavar="DURATION",
+        help="how long the storage version GC's leader keeps trying to renew its lease "
+        "before it stops leading; less than the lease duration (default 10s)",
+    )
+    p.add_argument(
+        "--leader-elect-retry-period",
+        default="2s",
+        metavar="DURATION",
+        help="how long candidates for the storage version GC's leader lease wait between "
+        "attempts to acquire or renew it (default 2s)",
+    )
     # Set by the supervising ``kapi serve --workers N`` on each worker's command line.
     p.add_argument("--worker-index", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--v", "-v", dest="verbosity", type=int, default=0, help="log verbosity")
@@ -255,6 +300,30 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         parser, "etcd-healthcheck-timeout", args.etcd_healthcheck_timeout
     )
     startup_timeout = _duration_flag(parser, "etcd-startup-timeout", args.etcd_startup_timeout)
+    lease_duration = _duration_flag(
+        parser, "leader-elect-lease-duration", args.leader_elect_lease_duration
+    )
+    renew_deadline = _duration_flag(
+        parser, "leader-elect-renew-deadline", args.leader_elect_renew_deadline
+    )
+    retry_period = _duration_flag(
+        parser, "leader-elect-retry-period", args.leader_elect_retry_period
+    )
+    if lease_duration <= renew_deadline:
+        parser.error(
+            "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline"
+        )
+    if renew_deadline <= 1.2 * retry_period:
+        parser.error(
+            "--leader-elect-renew-deadline must be greater than 1.2 times "
+            "--leader-elect-retry-period"
+        )
+    if args.storage_version_gc_period_seconds <= 0:
+        parser.error("--storage-version-gc-period-seconds must be a positive number")
+    try:
+        storage_versions = _storage_versions(args.storage_versions, gates, emulated)
+    except ValueError as exc:
+        parser.error(f"--storage-versions: {exc}")
     workers_error = _workers_error(args, etcd_servers)
     if workers_error:
         parser.error(workers_error)
@@ -289,6 +358,12 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         idle_timeout=idle_timeout,
         # With --workers, worker 0 alone runs the migrator: one run per migration.
         enable_storage_migrator=args.enable_storage_migrator and args.worker_index in (None, 0),
+        storage_versions=storage_versions,
+        storage_version_gc_period=float(args.storage_version_gc_period_seconds),
+        hold_storage_version_registration=args.hold_storage_version_registration,
+        leader_elect_lease_duration=lease_duration,
+        leader_elect_renew_deadline=renew_deadline,
+        leader_elect_retry_period=retry_period,
     )
     config_errors = _identity_config_errors(args)
     audit_error = _audit_config_error(args)
@@ -307,6 +382,23 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         hostname = args.identity_hostname or socket.gethostname()
         return workers.run_workers(argv, args.workers, port, hostname)
     return serve(config)
+
+
+def _storage_versions(
+    text: str, gates: FeatureGate, emulated: Version
+) -> tuple[tuple[str, str, str], ...]:
+    """``--storage-versions`` as (group, resource, version), checked against the built-ins."""
+    if not text.strip():
+        return ()
+    from kapi.apis import builtin_resources
+    from kapi.runtime.scheme import Scheme
+    from kapi.storageversion.resources import parse_storage_versions
+
+    scheme = Scheme(emulated)
+    for resource in builtin_resources(gates):
+        scheme.add(resource)
+    chosen = parse_storage_versions(text, scheme)
+    return tuple((group, plural, version) for (group, plural), version in chosen.items())
 
 
 def _workers_error(args: argparse.Namespace, etcd_servers: tuple[str, ...]) -> str:

@@ -21,11 +21,12 @@ import random
 import struct
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from kapi.apimachinery import errors
 from kapi.apimachinery.labels import parse as parse_labels
 from kapi.apimachinery.unstructured import Object
+from kapi.apis.coordination_v1 import lease_expired, micro_time
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import Store
 
@@ -62,28 +63,8 @@ def apiserver_id(hostname: str, component: str = COMPONENT) -> str:
     return "apiserver-" + base64.b32encode(digest).decode().rstrip("=").lower()
 
 
-def micro_time(moment: datetime) -> str:
-    """``metav1.MicroTime`` as JSON: UTC with six fractional digits."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def lease_expired(lease: Object, now: datetime) -> bool:
-    """Upstream's ``isLeaseExpired``: no renewTime or duration, or renewTime + duration < now."""
-    spec = lease.get("spec") or {}
-    renew, duration = spec.get("renewTime"), spec.get("leaseDurationSeconds")
-    if not isinstance(renew, str) or not isinstance(duration, int):
-        return True
-    try:
-        renewed = datetime.fromisoformat(renew)
-    except ValueError:
-        return True
-    if renewed.tzinfo is None:
-        renewed = renewed.replace(tzinfo=UTC)
-    return renewed + timedelta(seconds=duration) < now
 
 
 class IdentityLeaseController:

@@ -83,6 +83,52 @@ class AuditFilter(Protocol):
     ) -> AuditedRequest: ...
 
 
+class StorageVersionGate(Protocol):
+    """This server's StorageVersion registrations, as the write gate reads them
+    (:class:`kapi.storageversion.manager.StorageVersionManager` implements it)."""
+
+    def completed(self) -> bool:
+        """Whether every resource has been registered: the gate then lets all through."""
+        ...
+
+    def pending_update(self, group: str, resource: str) -> bool: ...
+
+    def last_update_error(self, group: str, resource: str) -> str:
+        """The last registration error's text, ``<nil>`` when none."""
+        ...
+
+
+class _RegistrationPending(errors.StatusError):
+    """The gate's 503: upstream writes it without a ``Retry-After`` header."""
+
+
+#: Writes the gate always lets through: StorageVersions themselves (registration
+#: writes them) and, in kube-system only, leases (identity and leader election).
+_GATE_FREE = frozenset({("internal.apiserver.k8s.io", "storageversions")})
+_READ_VERBS = frozenset({"get", "list", "watch"})
+
+
+def _storage_version_gate(gate: StorageVersionGate, info: RequestInfo) -> None:
+    """Upstream's ``WithStorageVersionPrecondition`` for a resource request, while
+    registration is not complete: a write to a resource still pending is refused."""
+    if info.verb in _READ_VERBS:
+        return
+    group, resource = info.api_group, info.resource
+    if (group, resource) in _GATE_FREE:
+        return
+    if group == "coordination.k8s.io" and resource == "leases" and info.namespace == "kube-system":
+        return
+    if not gate.pending_update(group, resource):
+        return
+    raise _RegistrationPending(
+        503,
+        "ServiceUnavailable",
+        "wait for storage version registration to complete for resource: "
+        f"{errors.qualified(resource, group)}, "
+        f"last seen error: {gate.last_update_error(group, resource)}",
+    )
+
+
 @dataclass(frozen=True)
 class HandlerConfig:
     """What the handler chain serves with, handed over by :mod:`kapi.server`."""
@@ -107,6 +153,8 @@ class HandlerConfig:
     #: The lifespan: start the server before the first request, stop it after the last.
     start: Callable[[], Awaitable[None]]
     stop: Callable[[], Awaitable[None]]
+    #: The StorageVersion write gate (KEP-2339); ``None`` when the server has none.
+    storage_versions: StorageVersionGate | None = None
 
 
 class APIServerApp:
@@ -116,6 +164,9 @@ class APIServerApp:
         self.config = config
         self.metrics = config.metrics
         self.discovery = AggregatedDiscovery(config.scheme)
+        #: The write gate until registration completed; then ``None`` (it never reopens),
+        #: so requests pay one ``is None`` check for it.
+        self._storage_version_gate = config.storage_versions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -159,7 +210,7 @@ class APIServerApp:
             err = exc if isinstance(exc, errors.StatusError) else _unreachable(info)
             response = self._status_response(err, request, info)
             retry_after = err.details.get("retryAfterSeconds") if err.details else None
-            if retry_after or err.code == 503:
+            if retry_after or (err.code == 503 and not isinstance(err, _RegistrationPending)):
                 response.headers.append((b"retry-after", str(retry_after or 1).encode()))
         except Exception as exc:
             log.exception("internal error serving %s %s", request.method, request.path)
@@ -209,6 +260,12 @@ class APIServerApp:
             # Upstream's WithWaitGroup: once shutdown has begun, requests that still arrive
             # on open connections are told to retry (another server, or this one restarted).
             raise _SHUTTING_DOWN
+        gate = self._storage_version_gate
+        if gate is not None:
+            if gate.completed():
+                self._storage_version_gate = None
+            else:
+                _storage_version_gate(gate, info)
         resource = config.scheme.lookup(info.api_group, info.api_version, info.resource)
         if resource is None:
             raise _NOT_FOUND
