@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from kapi.apiextensions.crd_stores import CustomResourceStores
+from kapi.apiextensions.storage_version import CRDStorageVersions
 from kapi.apimachinery import errors
 from kapi.apimachinery.unstructured import Object
 from kapi.apis.apiextensions_v1 import CLEANUP_FINALIZER
@@ -22,6 +23,7 @@ from kapi.registry.informer import Backoff, reflect
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store, WatchEvent
 from kapi.runtime.objects import now_rfc3339
+from kapi.storageversion.manager import StorageVersionManager
 
 log = logging.getLogger(__name__)
 _NAME_FIELDS = ("plural", "singular", "kind", "listKind")
@@ -31,9 +33,21 @@ class CRDController:
     #: How long to wait before looking again at custom resources still finalizing.
     retry_interval = 0.5
 
-    def __init__(self, crds: Store, custom_resources: CustomResourceStores) -> None:
+    def __init__(
+        self,
+        crds: Store,
+        custom_resources: CustomResourceStores,
+        storage_versions: StorageVersionManager | None = None,
+    ) -> None:
         self.crds = crds
         self.custom_resources = custom_resources
+        #: Records each CRD's storage version before it is served (KEP-2339); ``None``
+        #: when the StorageVersion API is off.
+        self.storage_versions = (
+            CRDStorageVersions(storage_versions, self._resync)
+            if storage_versions is not None
+            else None
+        )
         self._cleanups: dict[str, asyncio.Task[None]] = {}
         #: Every CRD in storage as last seen, by name: names are checked against the
         #: names the others have accepted there (shared by every server), never against
@@ -47,13 +61,15 @@ class CRDController:
         finally:
             for task in self._cleanups.values():
                 task.cancel()
+            if self.storage_versions is not None:
+                self.storage_versions.stop()
 
     async def replace(self, crds: list[Object]) -> None:
         """After a (re)list: stop serving CRDs deleted meanwhile, then sync every listed one."""
         self._known = {crd["metadata"]["name"]: crd for crd in crds}
         for installed in self.custom_resources.definitions():
             if installed["metadata"]["name"] not in self._known:
-                self.custom_resources.uninstall(installed)
+                await self._forget(installed)
         for crd in crds:
             await self.sync(crd)
 
@@ -61,7 +77,7 @@ class CRDController:
         name = event.object["metadata"]["name"]
         if event.type == "DELETED":
             self._known.pop(name, None)
-            self.custom_resources.uninstall(event.object)
+            await self._forget(event.object)
             # Names it held are free: CRDs of its group refused them may now have them.
             group = event.object["spec"]["group"]
             for other in list(self._known.values()):
@@ -91,12 +107,28 @@ class CRDController:
                 return  # a newer event follows
             self._known[name] = crd
         if _condition(crd, "Established") == "True":
+            # A storage version is recorded before the stores writing it are in place;
+            # until then the stores installed before (if any) keep serving.
+            if self.storage_versions is not None and not await self.storage_versions.ensure(crd):
+                return
             try:
                 self.custom_resources.install(crd)
             except Exception as exc:
                 # One CRD that cannot be served (a conversion webhook's unusable CA bundle)
                 # must not stall the others: a failure here would fail the whole watch.
                 log.warning("serving CRD %s: %r", name, exc)
+
+    async def _resync(self, name: str) -> None:
+        """Sync a CRD again as last seen (a retry), unless it is gone meanwhile."""
+        crd = self._known.get(name)
+        if crd is not None:
+            await self.sync(crd)
+
+    async def _forget(self, crd: Object) -> None:
+        """``crd`` is gone from storage: stop serving it and drop its StorageVersion."""
+        self.custom_resources.uninstall(crd)
+        if self.storage_versions is not None:
+            await self.storage_versions.forget(crd)
 
     def _desired_status(self, crd: Object) -> Object:
         """Accepted names and conditions, as the naming and establishing controllers set them."""

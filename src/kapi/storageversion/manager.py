@@ -11,6 +11,7 @@ and the last error, which the write gate in the handler chain reads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from dataclasses import dataclass, field
@@ -55,6 +56,10 @@ class ResourceInfo:
     decodable_versions: tuple[str, ...]
     served_versions: tuple[str, ...]
     equivalent_resources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    #: How long a write to this resource waits for a registration in progress before
+    #: it is refused (seconds).  Built-ins are refused at once, as upstream's filter
+    #: does; a custom resource changing its storage version waits a moment instead.
+    write_wait: float = field(default=0.0, compare=False)
 
 
 def storage_version_name(group: str, resource: str) -> str:
@@ -124,6 +129,8 @@ def local_update(
 class _Status:
     done: bool = False
     last_error: str = NO_ERROR
+    #: Set once the registration succeeded: writes waiting for it go on.
+    registered: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def _key(group: str, resource: str) -> tuple[str, str]:
@@ -143,6 +150,8 @@ class StorageVersionManager:
         self._infos: dict[tuple[str, str], ResourceInfo] = {}
         self._status: dict[tuple[str, str], _Status] = {}
         self._completed = False
+        #: Resources not registered yet: the write gate's fast path is this being empty.
+        self._pending: set[tuple[str, str]] = set()
 
     # -- state -------------------------------------------------------------------------
 
@@ -151,12 +160,33 @@ class StorageVersionManager:
         for info in infos:
             self._infos[_key(info.group, info.resource)] = info
             for gr in ((info.group, info.resource), *info.equivalent_resources):
-                self._status.setdefault(gr, _Status())
+                if gr not in self._status:
+                    self._status[gr] = _Status()
+                    self._pending.add(gr)
 
     def pending_update(self, group: str, resource: str) -> bool:
         """Whether a write to this resource must still wait (unknown resources never wait)."""
         status = self._status.get(_key(group, resource))
         return status is not None and not status.done
+
+    def has_pending(self) -> bool:
+        """Whether any resource still waits for its registration (the gate's fast path)."""
+        return bool(self._pending)
+
+    async def wait_registered(self, group: str, resource: str) -> bool:
+        """Whether a write to this resource may go on: at once when it is registered (or
+        unknown); else after waiting up to its ``write_wait`` for the registration."""
+        key = _key(group, resource)
+        status = self._status.get(key)
+        if status is None or status.done:
+            return True
+        info = self._infos.get(key)
+        wait = info.write_wait if info is not None else 0.0
+        if wait > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(status.registered.wait(), wait)
+        # Removed meanwhile (its CRD deleted): nothing to wait for; the handler answers.
+        return status.done or key not in self._status
 
     def last_update_error(self, group: str, resource: str) -> str:
         """The text of the last registration error of this resource, ``<nil>`` when none."""
@@ -174,6 +204,8 @@ class StorageVersionManager:
                 continue
             if error is None:
                 status.done, status.last_error = True, NO_ERROR
+                status.registered.set()
+                self._pending.discard(gr)
             else:
                 status.last_error = error
 
@@ -261,11 +293,35 @@ class StorageVersionManager:
 
         await self.storage_versions.update(None, name, replace, subresource="status")
 
+    async def register(self, info: ResourceInfo) -> None:
+        """Register one resource now, whatever was registered for it before (a CRD about
+        to be served, or to change its storage version): writes to it wait (see
+        ``write_wait``) until this succeeds; a failure is recorded and raised."""
+        self._infos[_key(info.group, info.resource)] = info
+        for gr in ((info.group, info.resource), *info.equivalent_resources):
+            status = self._status.get(gr)
+            if status is None or status.done:  # a pending one keeps its waiters
+                self._status[gr] = _Status()
+            self._pending.add(gr)
+        try:
+            await self.update_storage_version_for(info)
+        except errors.StatusError as exc:
+            self._record(info, exc.message)
+            raise
+        except Exception as exc:
+            self._record(info, str(exc))
+            raise
+        self._record(info, None)
+
     async def remove(self, group: str, resource: str) -> None:
         """Forget a resource and delete its StorageVersion (its CRD was deleted)."""
         info = self._infos.pop(_key(group, resource), None)
         for gr in ((group, resource), *(info.equivalent_resources if info else ())):
-            self._status.pop(gr, None)
+            status = self._status.pop(gr, None)
+            if status is not None:
+                # Writes still waiting for it go on: the resource is no longer served.
+                status.registered.set()
+            self._pending.discard(gr)
         try:
             await self.storage_versions.delete(None, storage_version_name(group, resource))
         except errors.StatusError as exc:
