@@ -242,23 +242,20 @@ class APIServer:
                 self.store("", "namespaces"), self.stores.values, crds, self.custom_resources
             ).run()
         )
-        self._spawn(CRDController(crds, self.custom_resources).run())
-        self._spawn(self.webhook_source.run(self.stores))
-        if self.config.compaction_interval > 0:
-            self._spawn(self._compact_periodically())
-        self._post_start_done.add("start-kapi-controllers")
         if self.identity:
             self._start_identity_controllers()
         if self.storage_version_gate is not None:
             self._start_storage_versions(self.storage_version_gate)
-        # --- storage migrator (issue 19 item 8) -------------------------------------
+        # Custom resources are served once their storage versions are recorded.
+        self._spawn(CRDController(crds, self.custom_resources, self.storage_version_manager).run())
+        self._spawn(self.webhook_source.run(self.stores))
+        if self.config.compaction_interval > 0:
+            self._spawn(self._compact_periodically())
+        self._post_start_done.add("start-kapi-controllers")
         if self.config.enable_storage_migrator and self.config.feature_gates.enabled(
             "StorageVersionMigrator"
         ):
-            assert self.storage is not None
-            migrator = StorageMigrator(lambda g, r: self.stores.get((g, r)), self.storage)
-            self._spawn(migrator.run())
-        # --- end of storage migrator ------------------------------------------------
+            self._start_storage_migrator()
         # Everything allocated so far lives as long as the server: keep it out of the
         # collector's generations, so collections triggered by requests stay short.
         gc.collect()
@@ -357,16 +354,30 @@ class APIServer:
         self._spawn(self._register_storage_versions(manager, leases, release))
         config = self.config
         collector = StorageVersionGC(storage_versions, leases, config.storage_version_gc_period)
-        elector = LeaderElector(
-            leases,
+        self._spawn(self._elector(STORAGE_VERSION_GC_LEASE).run(collector.run))
+
+    def _start_storage_migrator(self) -> None:
+        """The in-server storage migrator; with several servers, on the elected one only,
+        so that each migration is carried out once."""
+        assert self.storage is not None
+        migrator = StorageMigrator(lambda g, r: self.stores.get((g, r)), self.storage)
+        if not self.identity:
+            self._spawn(migrator.run())
+            return
+        self._spawn(self._elector(STORAGE_MIGRATOR_LEASE).run(migrator.run))
+
+    def _elector(self, lease_name: str) -> LeaderElector:
+        """A leader election among the servers sharing storage, on a kube-system lease."""
+        config = self.config
+        return LeaderElector(
+            self.store("coordination.k8s.io", "leases"),
             "kube-system",
-            STORAGE_VERSION_GC_LEASE,
+            lease_name,
             f"{self.identity}_{uuid.uuid4()}",
             lease_duration=config.leader_elect_lease_duration,
             renew_deadline=config.leader_elect_renew_deadline,
             retry_period=config.leader_elect_retry_period,
         )
-        self._spawn(elector.run(collector.run))
 
     async def _register_storage_versions(
         self, manager: StorageVersionManager, leases: Store, release: asyncio.Event | None
@@ -390,7 +401,9 @@ class APIServer:
                 raise
             except Exception:
                 log.exception("storage version registration failed")
-            await asyncio.sleep(STORAGE_VERSION_REFRESH)
+            await asyncio.sleep(
+                STORAGE_VERSION_REFRESH if manager.completed() else STORAGE_VERSION_RETRY
+            )
 
     def _spawn(self, coro: Any) -> None:
         self._tasks.append(asyncio.create_task(coro))
@@ -510,6 +523,11 @@ STORAGE_VERSION_HOOK = "built-in-resources-storage-version-updater"
 STORAGE_VERSION_REFRESH = 600.0
 #: The lease the servers elect the storage version garbage collector's runner with.
 STORAGE_VERSION_GC_LEASE = "kapi-storage-version-gc"
+#: The lease the servers elect the in-server storage migrator's runner with.
+STORAGE_MIGRATOR_LEASE = "kapi-storage-migrator"
+#: The pause before a registration pass that failed is tried again (seconds); writes
+#: to the resources it failed on wait for it, so it is far shorter than the refresh.
+STORAGE_VERSION_RETRY = 1.0
 
 
 class _StorageVersionGate:
@@ -522,11 +540,14 @@ class _StorageVersionGate:
     def __init__(self) -> None:
         self.manager: StorageVersionManager | None = None
 
-    def completed(self) -> bool:
-        return self.manager is not None and self.manager.completed()
+    def has_pending(self) -> bool:
+        return self.manager is None or self.manager.has_pending()
 
     def pending_update(self, group: str, resource: str) -> bool:
         return self.manager is None or self.manager.pending_update(group, resource)
+
+    async def wait_registered(self, group: str, resource: str) -> bool:
+        return self.manager is not None and await self.manager.wait_registered(group, resource)
 
     def last_update_error(self, group: str, resource: str) -> str:
         return NO_ERROR if self.manager is None else self.manager.last_update_error(group, resource)

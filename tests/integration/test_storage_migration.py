@@ -23,7 +23,7 @@ import orjson
 import pytest
 import yaml
 
-from tests.conftest import KapiServer, serve_with_flags, start_server, storage_backend
+from tests.conftest import KapiServer, serve_with_flags, start_server
 from tests.helpers.crds import CRDS, established
 from tests.helpers.kapi_cli import make_kapi
 from tests.helpers.kubectl import Kubectl, make_kubectl
@@ -302,14 +302,8 @@ def test_kapi_migrate_rewrites_a_custom_resource_and_trims_stored_versions(
     assert sorted(w["metadata"]["name"] for w in listed["items"]) == [f"w{i}" for i in range(5)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the Store to write an unchanged object whose stored encoding differs "
-    "(upstream semantics; being changed on the StorageVersion registration branch)",
-)
+@pytest.mark.sqlite_only
 def test_kapi_migrate_re_encodes_stored_objects(tmp_path: Path) -> None:
-    if storage_backend() != "sqlite":
-        pytest.skip("reads the SQLite file directly")
     data = tmp_path / "data"
     group = "reencode.example.com"
     prefix = f"/registry/{group}/widgets/default/"

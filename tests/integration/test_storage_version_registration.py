@@ -46,6 +46,7 @@ BUILTINS = {
     "internal.apiserver.k8s.io.storageversions",
     "networking.k8s.io.ingresses",
     "policy.poddisruptionbudgets",
+    "storagemigration.k8s.io.storageversionmigrations",
 }
 PDBS = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
 

@@ -87,11 +87,18 @@ class StorageVersionGate(Protocol):
     """This server's StorageVersion registrations, as the write gate reads them
     (:class:`kapi.storageversion.manager.StorageVersionManager` implements it)."""
 
-    def completed(self) -> bool:
-        """Whether every resource has been registered: the gate then lets all through."""
+    def has_pending(self) -> bool:
+        """Whether any resource waits for its registration (else the gate lets all through):
+        the built-ins until start-up registered them, a CRD while its storage version
+        is being recorded."""
         ...
 
     def pending_update(self, group: str, resource: str) -> bool: ...
+
+    async def wait_registered(self, group: str, resource: str) -> bool:
+        """Whether a write may go on, after waiting as long as the resource allows
+        (built-ins: not at all, as upstream; custom resources: a moment)."""
+        ...
 
     def last_update_error(self, group: str, resource: str) -> str:
         """The last registration error's text, ``<nil>`` when none."""
@@ -108,9 +115,10 @@ _GATE_FREE = frozenset({("internal.apiserver.k8s.io", "storageversions")})
 _READ_VERBS = frozenset({"get", "list", "watch"})
 
 
-def _storage_version_gate(gate: StorageVersionGate, info: RequestInfo) -> None:
+async def _storage_version_gate(gate: StorageVersionGate, info: RequestInfo) -> None:
     """Upstream's ``WithStorageVersionPrecondition`` for a resource request, while
-    registration is not complete: a write to a resource still pending is refused."""
+    some registration is pending: a write to a resource still pending is refused
+    (custom resources: once a short wait for their registration ran out)."""
     if info.verb in _READ_VERBS:
         return
     group, resource = info.api_group, info.resource
@@ -118,7 +126,7 @@ def _storage_version_gate(gate: StorageVersionGate, info: RequestInfo) -> None:
         return
     if group == "coordination.k8s.io" and resource == "leases" and info.namespace == "kube-system":
         return
-    if not gate.pending_update(group, resource):
+    if not gate.pending_update(group, resource) or await gate.wait_registered(group, resource):
         return
     raise _RegistrationPending(
         503,
@@ -164,8 +172,7 @@ class APIServerApp:
         self.config = config
         self.metrics = config.metrics
         self.discovery = AggregatedDiscovery(config.scheme)
-        #: The write gate until registration completed; then ``None`` (it never reopens),
-        #: so requests pay one ``is None`` check for it.
+        #: The write gate; requests pay one ``has_pending`` call for it once nothing waits.
         self._storage_version_gate = config.storage_versions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -261,11 +268,8 @@ class APIServerApp:
             # on open connections are told to retry (another server, or this one restarted).
             raise _SHUTTING_DOWN
         gate = self._storage_version_gate
-        if gate is not None:
-            if gate.completed():
-                self._storage_version_gate = None
-            else:
-                _storage_version_gate(gate, info)
+        if gate is not None and gate.has_pending():
+            await _storage_version_gate(gate, info)
         resource = config.scheme.lookup(info.api_group, info.api_version, info.resource)
         if resource is None:
             raise _NOT_FOUND
