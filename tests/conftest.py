@@ -154,6 +154,12 @@ class KapiServer:
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=10)
 
+    @property
+    def log_path(self) -> Path:
+        """Where :func:`start_server` sends the server's output."""
+        port = self.url.rsplit(":", 1)[1]
+        return self.data_dir.parent / f"{self.data_dir.name}-{port}.log"
+
     def stop(self, sig: int = signal.SIGTERM) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
@@ -165,8 +171,9 @@ class KapiServer:
         return self.process.returncode
 
 
-def start_server(data_dir: Path, *extra: str) -> KapiServer:
-    """Start ``kapi serve`` on the session's backend and wait until ``/readyz`` answers ok."""
+def start_server(data_dir: Path, *extra: str, ready: str = "/readyz") -> KapiServer:
+    """Start ``kapi serve`` on the session's backend and wait until ``ready`` answers ok
+    (``/readyz/ping`` for a server that serves but is held back from being ready)."""
     from kapi.server import free_port
 
     backend = backend_flags(data_dir, extra)
@@ -192,7 +199,7 @@ def start_server(data_dir: Path, *extra: str) -> KapiServer:
             if process.poll() is not None:
                 raise RuntimeError(f"kapi serve exited with {process.returncode}: {log.name}")
             try:
-                if probe.get("/readyz").status_code == 200:
+                if probe.get(ready).status_code == 200:
                     return KapiServer(url, data_dir, data_dir / "kubeconfig", process, args)
             except httpx.TransportError:
                 pass

@@ -29,13 +29,15 @@ class Cluster:
     etcd: EtcdServer
     servers: list[KapiServer] = field(default_factory=list)
 
-    def start(self, name: str, *flags: str) -> KapiServer:
-        """Start one more server on this etcd (data dir and log under ``workdir``)."""
+    def start(self, name: str, *flags: str, ready: str = "/readyz") -> KapiServer:
+        """Start one more server on this etcd (data dir and log under ``workdir``);
+        ``ready`` is the path awaited, as :func:`~tests.conftest.start_server`'s."""
         server = start_server(
             self.workdir / name,
             f"--etcd-servers={self.etcd.client_url}",
             f"--identity-hostname=kapi-{name}",
             *flags,
+            ready=ready,
         )
         self.servers.append(server)
         return server

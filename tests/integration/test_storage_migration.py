@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from tests.helpers.wait import eventually
 GROUP_VERSION = "storagemigration.k8s.io/v1beta1"
 SVMS = f"/apis/{GROUP_VERSION}/storageversionmigrations"
 SVS = "/apis/internal.apiserver.k8s.io/v1alpha1/storageversions"
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 
 
 @pytest.fixture
@@ -64,6 +66,37 @@ def _condition(obj: dict[str, Any], condition_type: str) -> dict[str, Any] | Non
         if condition["type"] == condition_type:
             return condition  # type: ignore[no-any-return]
     return None
+
+
+def _wait_common_version(http: httpx.Client, name: str, version: str) -> None:
+    """Wait until the server itself records ``version`` as the common one of ``name``."""
+    eventually(
+        lambda: (
+            http.get(f"{SVS}/{name}").json().get("status", {}).get("commonEncodingVersion")
+            == version
+        ),
+        what=f"{name} recorded in {version}",
+    )
+
+
+def _identity_lease(http: httpx.Client, server_id: str) -> None:
+    """An identity lease for a server that is not running, live for an hour, so that
+    the storage version GC keeps the entries a test writes for it."""
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": server_id,
+            "labels": {"apiserver.kubernetes.io/identity": "kube-apiserver"},
+        },
+        "spec": {
+            "holderIdentity": server_id,
+            "leaseDurationSeconds": 3600,
+            "renewTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        },
+    }
+    created = http.post(f"{LEASES}", json=lease)
+    assert created.status_code == 201, created.text
 
 
 def _set_storage_version(http: httpx.Client, name: str, status: dict[str, Any]) -> None:
@@ -264,20 +297,7 @@ def test_kapi_migrate_rewrites_a_custom_resource_and_trims_stored_versions(
 ) -> None:
     group = f"m{namespace.replace('-', '')}.example.com"
     _install_widgets_stored_in_v1_then_switch_to_v2(http, group, namespace, count=5)
-    _set_storage_version(
-        http,
-        f"{group}.widgets",
-        {
-            "storageVersions": [
-                {
-                    "apiServerID": "test-server",
-                    "encodingVersion": f"{group}/v2",
-                    "decodableVersions": [f"{group}/v1", f"{group}/v2"],
-                }
-            ],
-            "commonEncodingVersion": f"{group}/v2",
-        },
-    )
+    _wait_common_version(http, f"{group}.widgets", f"{group}/v2")
     run = make_kapi(kapi_server).run("migrate", f"widgets.{group}", "--chunk-size", "2")
     assert (run.returncode, run.stderr) == (0, ""), run
     lines = run.out_lines
@@ -311,20 +331,7 @@ def test_kapi_migrate_re_encodes_stored_objects(tmp_path: Path) -> None:
     try:
         with server.client() as http:
             _install_widgets_stored_in_v1_then_switch_to_v2(http, group, "default", count=3)
-            _set_storage_version(
-                http,
-                f"{group}.widgets",
-                {
-                    "storageVersions": [
-                        {
-                            "apiServerID": "test-server",
-                            "encodingVersion": f"{group}/v2",
-                            "decodableVersions": [f"{group}/v1", f"{group}/v2"],
-                        }
-                    ],
-                    "commonEncodingVersion": f"{group}/v2",
-                },
-            )
+            _wait_common_version(http, f"{group}.widgets", f"{group}/v2")
     finally:
         assert server.stop() == 0
     # The SQLite file is locked while a server has it open: read it between runs.
@@ -337,54 +344,64 @@ def test_kapi_migrate_re_encodes_stored_objects(tmp_path: Path) -> None:
     assert _stored_api_versions(data, prefix) == [f"{group}/v2"] * 3
 
 
-def test_kapi_migrate_refuses_without_a_common_encoding_version(
-    kapi_server: KapiServer, http: httpx.Client, namespace: str
-) -> None:
-    # Two servers disagree on how PodDisruptionBudgets are stored.
-    _set_storage_version(
-        http,
-        "policy.poddisruptionbudgets",
-        {
-            "storageVersions": [
-                {
-                    "apiServerID": "old-server",
-                    "encodingVersion": "policy/v1beta1",
-                    "decodableVersions": ["policy/v1", "policy/v1beta1"],
-                },
-                {
-                    "apiServerID": "new-server",
-                    "encodingVersion": "policy/v1",
-                    "decodableVersions": ["policy/v1", "policy/v1beta1"],
-                },
-            ],
-        },
-    )
-    pdb = {
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": "p"},
-        "spec": {"minAvailable": 1},
-    }
-    pdbs = f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets"
-    assert http.post(pdbs, json=pdb).status_code == 201
-    before = http.get(f"{pdbs}/p").json()["metadata"]["resourceVersion"]
-    run = make_kapi(kapi_server).run("migrate", "pdb")
-    expected = (
-        "the API servers do not agree on the version they store poddisruptionbudgets.policy "
-        "in: StorageVersion policy.poddisruptionbudgets has no commonEncodingVersion"
-    )
-    assert run.returncode == 1, run
-    assert run.err_lines == [f"error: {expected}"]
-    name = run.out_lines[0].split("/", 1)[1].split()[0]
-    failed = _condition(http.get(f"{SVMS}/{name}").json(), "Failed")
-    assert failed is not None
-    assert (failed["status"], failed["reason"], failed["message"]) == (
-        "True",
-        "StorageVersionMigrationFailed",
-        expected,
-    )
-    # Nothing was rewritten.
-    assert http.get(f"{pdbs}/p").json()["metadata"]["resourceVersion"] == before
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[KapiServer]:
+    """A server of the test's own: the test rewrites a cluster-wide StorageVersion."""
+    server = start_server(tmp_path / "data")
+    yield server
+    server.stop()
+
+
+def test_kapi_migrate_refuses_without_a_common_encoding_version(own_server: KapiServer) -> None:
+    kapi_server, namespace = own_server, "default"
+    with own_server.client() as http:
+        # Two servers (not running, with live leases) disagree on how PDBs are stored.
+        for server_id in ("old-server", "new-server"):
+            _identity_lease(http, server_id)
+        _set_storage_version(
+            http,
+            "policy.poddisruptionbudgets",
+            {
+                "storageVersions": [
+                    {
+                        "apiServerID": "old-server",
+                        "encodingVersion": "policy/v1beta1",
+                        "decodableVersions": ["policy/v1", "policy/v1beta1"],
+                    },
+                    {
+                        "apiServerID": "new-server",
+                        "encodingVersion": "policy/v1",
+                        "decodableVersions": ["policy/v1", "policy/v1beta1"],
+                    },
+                ],
+            },
+        )
+        pdb = {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "p"},
+            "spec": {"minAvailable": 1},
+        }
+        pdbs = f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets"
+        assert http.post(pdbs, json=pdb).status_code == 201
+        before = http.get(f"{pdbs}/p").json()["metadata"]["resourceVersion"]
+        run = make_kapi(kapi_server).run("migrate", "pdb")
+        expected = (
+            "the API servers do not agree on the version they store poddisruptionbudgets.policy "
+            "in: StorageVersion policy.poddisruptionbudgets has no commonEncodingVersion"
+        )
+        assert run.returncode == 1, run
+        assert run.err_lines == [f"error: {expected}"]
+        name = run.out_lines[0].split("/", 1)[1].split()[0]
+        failed = _condition(http.get(f"{SVMS}/{name}").json(), "Failed")
+        assert failed is not None
+        assert (failed["status"], failed["reason"], failed["message"]) == (
+            "True",
+            "StorageVersionMigrationFailed",
+            expected,
+        )
+        # Nothing was rewritten.
+        assert http.get(f"{pdbs}/p").json()["metadata"]["resourceVersion"] == before
 
 
 # --- the in-server migrator -----------------------------------------------------------------
@@ -397,20 +414,7 @@ def test_the_server_migrator_creates_and_runs_a_migration(migrator_server: KapiS
         assert http.post("/api/v1/namespaces", json=ns).status_code == 201
         group = "auto.example.com"
         _install_widgets_stored_in_v1_then_switch_to_v2(http, group, namespace, count=3)
-        _set_storage_version(
-            http,
-            f"{group}.widgets",
-            {
-                "storageVersions": [
-                    {
-                        "apiServerID": "test-server",
-                        "encodingVersion": f"{group}/v2",
-                        "decodableVersions": [f"{group}/v1", f"{group}/v2"],
-                    }
-                ],
-                "commonEncodingVersion": f"{group}/v2",
-            },
-        )
+        _wait_common_version(http, f"{group}.widgets", f"{group}/v2")
 
         def succeeded() -> dict[str, Any] | None:
             for item in http.get(SVMS).json()["items"]:
@@ -422,3 +426,23 @@ def test_the_server_migrator_creates_and_runs_a_migration(migrator_server: KapiS
         assert condition["status"] == "True"
         crd = http.get(f"{CRDS}/widgets.{group}").json()
         assert crd["status"]["storedVersions"] == ["v2"]
+        # kube-storage-version-migrator's series report the run.
+        series = _series(http.get("/metrics").text, f'resource="widgets.{group}"')
+        assert series["storage_migrator_core_migrator_migrated_objects"] == 3
+        assert series["storage_migrator_core_migrator_remaining_objects"] == 0
+        assert series["storage_migrator_core_migrator_migrations"] == 1
+        assert 'Status="Succeeded"' in series["labels"]
+
+
+def _series(text: str, label: str) -> dict[str, Any]:
+    """The samples of ``text`` (Prometheus exposition) carrying ``label``, by metric name;
+    ``labels`` joins their label sets."""
+    found: dict[str, Any] = {"labels": ""}
+    for line in text.splitlines():
+        if line.startswith("#") or label not in line:
+            continue
+        name_labels, value = line.rsplit(" ", 1)
+        name = name_labels.split("{", 1)[0]
+        found[name] = float(value)
+        found["labels"] += name_labels
+    return found

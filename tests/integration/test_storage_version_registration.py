@@ -20,34 +20,13 @@ import pytest
 
 from tests.conftest import (
     KapiServer,
-    backend_flags,
     etcd_prefix_for,
     session_etcd,
     start_server,
     storage_backend,
 )
+from tests.helpers.storage_versions import BUILTINS, HOOK, IDENTITY, LEASES, SV, wait_for_hold
 
-SV = "/apis/internal.apiserver.k8s.io/v1alpha1/storageversions"
-LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
-IDENTITY = "apiserver.kubernetes.io/identity=kube-apiserver"
-HOOK = "poststarthook/built-in-resources-storage-version-updater"
-BUILTINS = {
-    "core.configmaps",
-    "core.endpoints",
-    "core.events",
-    "core.namespaces",
-    "core.secrets",
-    "admissionregistration.k8s.io.mutatingwebhookconfigurations",
-    "admissionregistration.k8s.io.validatingwebhookconfigurations",
-    "apiextensions.k8s.io.customresourcedefinitions",
-    "batch.cronjobs",
-    "coordination.k8s.io.leases",
-    "discovery.k8s.io.endpointslices",
-    "internal.apiserver.k8s.io.storageversions",
-    "networking.k8s.io.ingresses",
-    "policy.poddisruptionbudgets",
-    "storagemigration.k8s.io.storageversionmigrations",
-}
 PDBS = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
 
 
@@ -116,43 +95,10 @@ def test_every_builtin_is_registered_with_this_servers_id_once_ready(
 @pytest.fixture
 def held_server(tmp_path: Path) -> Iterator[KapiServer]:
     """A server whose registration waits for SIGUSR1: it serves, but is not ready."""
-    from kapi.server import free_port
-
-    data_dir = tmp_path / "data"
-    port = free_port()
-    flags = ("--hold-storage-version-registration",)
-    args = [
-        sys.executable,
-        "-m",
-        "kapi",
-        "serve",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(data_dir),
-        *backend_flags(data_dir, flags),
-        *flags,
-    ]
-    log = open(tmp_path / "held.log", "wb")  # noqa: SIM115
-    process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-    server = KapiServer(
-        f"http://127.0.0.1:{port}", data_dir, data_dir / "kubeconfig", process, args
+    server = start_server(
+        tmp_path / "data", "--hold-storage-version-registration", ready="/readyz/ping"
     )
-    deadline = time.monotonic() + 20
-    with httpx.Client(base_url=server.url, timeout=1) as probe:
-        while True:
-            assert process.poll() is None, (tmp_path / "held.log").read_text()
-            assert time.monotonic() < deadline, "kapi serve did not start in 20s"
-            try:
-                if probe.get("/readyz/ping").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-    # The hold is logged once this server's identity lease exists.
-    while b"storage version registration held" not in (tmp_path / "held.log").read_bytes():
-        assert time.monotonic() < deadline, "the hold was not logged"
-        time.sleep(0.05)
+    wait_for_hold(server)
     yield server
     server.stop()
 

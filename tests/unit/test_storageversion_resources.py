@@ -7,13 +7,14 @@ import pytest
 
 from kapi.apis import builtin_resources
 from kapi.runtime.scheme import Resource, Scheme
-from kapi.storageversion.manager import ResourceInfo
+from kapi.storageversion.manager import ResourceInfo, storage_version_name
 from kapi.storageversion.resources import (
     default_storage_version,
     parse_storage_versions,
     resource_infos,
 )
 from kapi.version import DEFAULT_VERSION, Version
+from tests.helpers.storage_versions import BUILTINS
 
 
 def _scheme(at: Version = DEFAULT_VERSION) -> Scheme:
@@ -35,22 +36,7 @@ def test_every_persisted_builtin_registers_once_sorted() -> None:
     infos = resource_infos(_scheme())
     keys = [(i.group, i.resource) for i in infos]
     assert keys == sorted(keys)
-    assert set(keys) == {
-        ("", "configmaps"),
-        ("", "endpoints"),
-        ("", "events"),
-        ("", "namespaces"),
-        ("", "secrets"),
-        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
-        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
-        ("apiextensions.k8s.io", "customresourcedefinitions"),
-        ("batch", "cronjobs"),
-        ("coordination.k8s.io", "leases"),
-        ("discovery.k8s.io", "endpointslices"),
-        ("internal.apiserver.k8s.io", "storageversions"),
-        ("networking.k8s.io", "ingresses"),
-        ("policy", "poddisruptionbudgets"),
-    }
+    assert {storage_version_name(g, r) for g, r in keys} == BUILTINS
 
 
 def test_events_k8s_io_events_register_under_core_events() -> None:

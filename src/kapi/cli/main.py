@@ -218,21 +218,22 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "--leader-elect-lease-duration",
         default="15s",
         metavar="DURATION",
-        help="how long a candidate for the storage version GC's leader lease waits after "
+        help="how long a candidate for a leader lease (the storage version GC's, the "
+        "migrator's) waits after "
         "the last observed renewal before taking it over (default 15s)",
     )
     p.add_argument(
         "--leader-elect-renew-deadline",
         default="10s",
         metavar="DURATION",
-        help="how long the storage version GC's leader keeps trying to renew its lease "
+        help="how long a leader (storage version GC, migrator) keeps trying to renew its lease "
         "before it stops leading; less than the lease duration (default 10s)",
     )
     p.add_argument(
         "--leader-elect-retry-period",
         default="2s",
         metavar="DURATION",
-        help="how long candidates for the storage version GC's leader lease wait between "
+        help="how long candidates for a leader lease (storage version GC, migrator) wait between "
         "attempts to acquire or renew it (default 2s)",
     )
     # Set by the supervising ``kapi serve --workers N`` on each worker's command line.

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -38,7 +38,9 @@ from kapi.storageversion.migration import (
     MigrationError,
     Outcome,
     Page,
+    Progress,
     finished,
+    group_resource_string,
     run_migration,
 )
 
@@ -56,6 +58,23 @@ CRD_PLURAL = "customresourcedefinitions"
 AUTO_LABEL = "storagemigration.kapi.dev/auto"
 
 StoreGetter = Callable[[str, str], Store | None]
+
+
+def _resource_label(migration: Object) -> str:
+    """The migrated resource as its metrics label (``poddisruptionbudgets.policy``)."""
+    target = (migration.get("spec") or {}).get("resource") or {}
+    return group_resource_string(target.get("group") or "", target.get("resource") or "")
+
+
+class MigrationMetrics(Protocol):
+    """Where the migrator reports, under kube-storage-version-migrator's metric names
+    (:class:`kapi.endpoints.metrics.APIServerMetrics` implements it)."""
+
+    def observe_objects_migrated(self, resource: str, count: int) -> None: ...
+
+    def observe_objects_remaining(self, resource: str, count: int) -> None: ...
+
+    def observe_migration(self, resource: str, succeeded: bool) -> None: ...
 
 
 def _replace_with(obj: Object) -> Callable[[Object], Any]:
@@ -177,9 +196,17 @@ async def stale_objects(store: Store, storage: Storage, api_version: str, limit:
 class StorageMigrator:
     """Runs StorageVersionMigrations one at a time, and creates them when needed."""
 
-    def __init__(self, stores: StoreGetter, storage: Storage, *, page_size: int = 500) -> None:
+    def __init__(
+        self,
+        stores: StoreGetter,
+        storage: Storage,
+        *,
+        page_size: int = 500,
+        metrics: MigrationMetrics | None = None,
+    ) -> None:
         self._stores = stores
         self._storage = storage
+        self._metrics = metrics
         self._page_size = page_size
         self._backend = StoreBackend(stores)
         self._queue: asyncio.Queue[str] = asyncio.Queue()
@@ -212,16 +239,56 @@ class StorageMigrator:
     async def _work(self) -> None:
         while True:
             name = await self._queue.get()
+            migration = await self._migration(name)
+            if migration is None or finished(migration):
+                self._queued.discard(name)
+                continue
+            resource = _resource_label(migration)
             try:
-                await run_migration(self._backend, name, page_size=self._page_size)
+                await run_migration(
+                    self._backend,
+                    name,
+                    page_size=self._page_size,
+                    on_progress=self._reporter(resource),
+                )
+                if self._metrics is not None and resource:
+                    self._metrics.observe_migration(resource, succeeded=True)
             except MigrationError as err:
                 log.info("storage version migration %s failed: %s", name, err.message)
+                if self._metrics is not None and resource:
+                    self._metrics.observe_migration(resource, succeeded=False)
             except errors.StatusError as err:
                 log.info("storage version migration %s stopped: %s", name, err.message)
             except Exception:
                 log.exception("storage version migration %s", name)
             finally:
                 self._queued.discard(name)
+
+    async def _migration(self, name: str) -> Object | None:
+        """The StorageVersionMigration ``name`` as stored now, ``None`` when gone."""
+        svms = self._stores(SVM_GROUP, SVM_PLURAL)
+        if svms is None:
+            return None
+        try:
+            return await svms.get(None, name)
+        except errors.StatusError:
+            return None
+
+    def _reporter(self, resource: str) -> Callable[[Progress], None] | None:
+        """Turns a run's progress reports into the migrated and remaining object series."""
+        metrics = self._metrics
+        if metrics is None or not resource:
+            return None
+        reported = 0
+
+        def report(progress: Progress) -> None:
+            nonlocal reported
+            metrics.observe_objects_migrated(resource, progress.migrated - reported)
+            reported = progress.migrated
+            if progress.about is not None:
+                metrics.observe_objects_remaining(resource, max(progress.about - reported, 0))
+
+        return report
 
     async def _storage_version_seen(self, storage_version: Object) -> None:
         common = (storage_version.get("status") or {}).get("commonEncodingVersion")

@@ -1,0 +1,64 @@
+"""What the KEP-2339 tests share: paths, the held start, and reading StorageVersions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.conftest import KapiServer
+from tests.helpers.wait import eventually
+
+SV = "/apis/internal.apiserver.k8s.io/v1alpha1/storageversions"
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+IDENTITY = "apiserver.kubernetes.io/identity=kube-apiserver"
+HOOK = "poststarthook/built-in-resources-storage-version-updater"
+#: The StorageVersions every server registers for the built-ins it serves by default.
+BUILTINS = {
+    "core.configmaps",
+    "core.endpoints",
+    "core.events",
+    "core.namespaces",
+    "core.secrets",
+    "admissionregistration.k8s.io.mutatingwebhookconfigurations",
+    "admissionregistration.k8s.io.validatingwebhookconfigurations",
+    "apiextensions.k8s.io.customresourcedefinitions",
+    "batch.cronjobs",
+    "coordination.k8s.io.leases",
+    "discovery.k8s.io.endpointslices",
+    "internal.apiserver.k8s.io.storageversions",
+    "networking.k8s.io.ingresses",
+    "policy.poddisruptionbudgets",
+    "storagemigration.k8s.io.storageversionmigrations",
+}
+
+
+def wait_for_hold(server: KapiServer) -> None:
+    """Wait until a ``--hold-storage-version-registration`` server logs that it holds
+    (its identity lease exists by then, and nothing is registered yet)."""
+    eventually(
+        lambda: b"storage version registration held" in server.log_path.read_bytes(),
+        what="the hold to be logged",
+    )
+
+
+def identities(http: httpx.Client) -> set[str]:
+    """The IDs of the servers with an identity lease."""
+    response = http.get(LEASES, params={"labelSelector": IDENTITY})
+    assert response.status_code == 200, response.text
+    return {lease["metadata"]["name"] for lease in response.json()["items"]}
+
+
+def entries(sv: dict[str, Any]) -> dict[str, str]:
+    """A StorageVersion's entries: server ID to encoding version."""
+    return {
+        e["apiServerID"]: e["encodingVersion"]
+        for e in (sv.get("status") or {}).get("storageVersions") or []
+    }
+
+
+def storage_versions(http: httpx.Client) -> dict[str, dict[str, Any]]:
+    """Every StorageVersion, by name."""
+    response = http.get(SV)
+    assert response.status_code == 200, response.text
+    return {sv["metadata"]["name"]: sv for sv in response.json()["items"]}
