@@ -5,7 +5,6 @@ collected, and the write gate of a server still registering."""
 from __future__ import annotations
 
 import base64
-import copy
 import os
 import signal
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ import orjson
 import pytest
 
 from kapi.controllers.identity import apiserver_id
-from tests.helpers.crds import CRDS, established
+from tests.helpers.crds import CRDS, established, widgets_crd
 from tests.helpers.ha import Cluster, cluster, namespace_body
 from tests.helpers.kapi_cli import make_kapi
 from tests.helpers.storage_versions import HOOK, SV, entries, identities, wait_for_hold
@@ -126,31 +125,6 @@ def test_rolling_upgrade_disagrees_refuses_migration_then_migrates(ha: Cluster) 
         assert sorted(names) == ["new-0", "new-1", "old-0", "old-1", "old-2"]
 
 
-def _widgets_crd(group: str) -> dict[str, Any]:
-    schema = {
-        "openAPIV3Schema": {
-            "type": "object",
-            "properties": {
-                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-            },
-        }
-    }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {"name": "v1", "served": True, "storage": True, "schema": copy.deepcopy(schema)},
-                {"name": "v2", "served": True, "storage": False, "schema": copy.deepcopy(schema)},
-            ],
-        },
-    }
-
-
 def test_crd_storage_version_change_is_agreed_then_migrated(ha: Cluster) -> None:
     ha.start("c")
     group = "upgrade.example.com"
@@ -159,7 +133,7 @@ def test_crd_storage_version_change_is_agreed_then_migrated(ha: Cluster) -> None
     kapi = make_kapi(ha.servers[0])
     with ha.servers[0].client() as a, ha.servers[2].client() as c:
         ids = identities(a)
-        assert a.post(CRDS, json=_widgets_crd(group)).status_code == 201
+        assert a.post(CRDS, json=widgets_crd(group)).status_code == 201
         eventually(lambda: established(a, name), what="the CRD established")
         _agreed(a, widget_sv, ids, f"{group}/v1")
         assert a.post("/api/v1/namespaces", json=namespace_body(NS)).status_code == 201

@@ -178,3 +178,29 @@ def serve_widgets(kapi_server: Any, group: str, kind: str) -> Iterator[str]:
         install(http, crd)
         yield f"/apis/{group}/v1/namespaces"
         http.delete(f"{CRDS}/{crd['metadata']['name']}")
+
+
+def widgets_crd(group: str) -> dict[str, Any]:
+    """Widgets served in v1 (stored) and v2, with an open spec: for storage-version changes."""
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+            },
+        }
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": copy.deepcopy(schema)},
+                {"name": "v2", "served": True, "storage": False, "schema": copy.deepcopy(schema)},
+            ],
+        },
+    }

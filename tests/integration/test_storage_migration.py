@@ -12,7 +12,6 @@ StorageVersion it needs, so the tests do not depend on the servers' own registra
 
 from __future__ import annotations
 
-import copy
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ import pytest
 import yaml
 
 from tests.conftest import KapiServer, serve_with_flags, start_server
-from tests.helpers.crds import CRDS, established
+from tests.helpers.crds import CRDS, established, widgets_crd
 from tests.helpers.kapi_cli import make_kapi
 from tests.helpers.kubectl import Kubectl, make_kubectl
 from tests.helpers.wait import eventually
@@ -116,36 +115,11 @@ def _set_storage_version(http: httpx.Client, name: str, status: dict[str, Any]) 
     assert updated.status_code == 200, updated.text
 
 
-def _widget_crd(group: str) -> dict[str, Any]:
-    schema = {
-        "openAPIV3Schema": {
-            "type": "object",
-            "properties": {
-                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-            },
-        }
-    }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {"name": "v1", "served": True, "storage": True, "schema": copy.deepcopy(schema)},
-                {"name": "v2", "served": True, "storage": False, "schema": copy.deepcopy(schema)},
-            ],
-        },
-    }
-
-
 def _install_widgets_stored_in_v1_then_switch_to_v2(
     http: httpx.Client, group: str, namespace: str, count: int
 ) -> None:
     """Widgets written while v1 is the storage version, then v2 made the storage version."""
-    crd = _widget_crd(group)
+    crd = widgets_crd(group)
     name = crd["metadata"]["name"]
     assert http.post(CRDS, json=crd).status_code == 201
     eventually(lambda: established(http, name), what=f"the CRD {name} established")

@@ -20,7 +20,8 @@ from kapi.controllers.identity import (
 )
 from kapi.features import FeatureGate
 from kapi.registry.predicate import EVERYTHING
-from kapi.server import APIServer, ServerConfig
+from kapi.server import APIServer
+from tests.helpers.in_process import run_with_server
 
 # Computed apart from kapi, with coreutils and openssl from the formula's description
 # (2-byte big-endian length + host name, 2-byte length + "kube-apiserver"; SHA-256;
@@ -115,15 +116,7 @@ def test_lease_expiry_is_renew_time_plus_duration() -> None:
 
 
 def _run(tmp_path: Path, scenario: Callable[[APIServer], Awaitable[Any]], **config: Any) -> Any:
-    async def main() -> Any:
-        server = APIServer(ServerConfig(data_dir=tmp_path, **config))
-        await server.start()
-        try:
-            return await scenario(server)
-        finally:
-            await server.stop()
-
-    return asyncio.run(main())
+    return run_with_server(tmp_path, scenario, **config)
 
 
 def _foreign(name: str, renewed: datetime, duration: int, **labels: str) -> dict[str, Any]:

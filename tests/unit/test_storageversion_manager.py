@@ -12,7 +12,7 @@ import pytest
 
 from kapi.apimachinery import errors
 from kapi.features import FeatureGate
-from kapi.server import APIServer, ServerConfig
+from kapi.server import APIServer
 from kapi.storageversion import manager as manager_module
 from kapi.storageversion.manager import (
     NO_ERROR,
@@ -22,6 +22,7 @@ from kapi.storageversion.manager import (
     set_common_encoding_version,
     storage_version_name,
 )
+from tests.helpers.in_process import run_with_server
 
 PDB_V1 = ResourceInfo(
     "policy", "poddisruptionbudgets", "policy/v1", ("policy/v1", "policy/v1beta1"), ("policy/v1",)
@@ -181,17 +182,10 @@ def test_manager_state_before_and_after_a_pass(tmp_path: Path) -> None:
 
 
 def _run(tmp_path: Path, scenario: Callable[[APIServer], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        # Without an identity the server registers nothing itself: the test's objects only.
-        gates = FeatureGate.parse("APIServerIdentity=false")
-        server = APIServer(ServerConfig(data_dir=tmp_path, feature_gates=gates))
-        await server.start()
-        try:
-            return await scenario(server)
-        finally:
-            await server.stop()
-
-    return asyncio.run(main())
+    # Without an identity the server registers nothing itself: the test's objects only.
+    return run_with_server(
+        tmp_path, scenario, feature_gates=FeatureGate.parse("APIServerIdentity=false")
+    )
 
 
 class _FlakyStore:
