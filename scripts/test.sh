@@ -69,6 +69,8 @@ ETCD_SUITES=(
   tests/integration/test_client_warnings.py
   tests/integration/test_kubectl.py
   tests/integration/test_kubectl_*.py
+  tests/integration/test_storage_version_*.py
+  tests/integration/test_storage_migration.py
 )
 if [ "${KAPI_TEST_ETCD_PASS:-1}" != 0 ]; then
   python -m pytest --storage-backend=etcd "$@" "${ETCD_SUITES[@]}" || status=$?
