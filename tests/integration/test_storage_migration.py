@@ -99,20 +99,30 @@ def _identity_lease(http: httpx.Client, server_id: str) -> None:
 
 
 def _set_storage_version(http: httpx.Client, name: str, status: dict[str, Any]) -> None:
-    """Create the StorageVersion ``name`` if missing, then write its status."""
-    response = http.get(f"{SVS}/{name}")
-    if response.status_code == 404:
-        manifest = {
-            "apiVersion": "internal.apiserver.k8s.io/v1alpha1",
-            "kind": "StorageVersion",
-            "metadata": {"name": name},
-        }
-        response = http.post(SVS, json=manifest)
-        assert response.status_code == 201, response.text
-    obj = response.json()
-    obj["status"] = status
-    updated = http.put(f"{SVS}/{name}/status", json=obj)
-    assert updated.status_code == 200, updated.text
+    """Create the StorageVersion ``name`` if missing, then write its status.
+
+    The server writes a CRD's StorageVersion too (its own entry, when it starts
+    serving the CRD): a Conflict or AlreadyExists with that write is tried again."""
+
+    def written() -> bool:
+        response = http.get(f"{SVS}/{name}")
+        if response.status_code == 404:
+            manifest = {
+                "apiVersion": "internal.apiserver.k8s.io/v1alpha1",
+                "kind": "StorageVersion",
+                "metadata": {"name": name},
+            }
+            response = http.post(SVS, json=manifest)
+            if response.status_code == 409:
+                return False
+            assert response.status_code == 201, response.text
+        obj = response.json()
+        obj["status"] = status
+        updated = http.put(f"{SVS}/{name}/status", json=obj)
+        assert updated.status_code in (200, 409), updated.text
+        return updated.status_code == 200
+
+    eventually(written, what=f"the status of StorageVersion {name} written")
 
 
 def _install_widgets_stored_in_v1_then_switch_to_v2(

@@ -127,3 +127,37 @@ def test_forget_works_whether_or_not_this_server_registered_it(registered: bool)
 
     asyncio.run(scenario())
     assert manager.removed == [(GROUP, "gadgets")]
+
+
+def test_forget_stops_a_retry_still_registering() -> None:
+    # A retry in progress when the CRD is deleted: before, it went on after ``forget``
+    # deleted the StorageVersion, wrote it again, and reported the deleted CRD servable.
+    manager = _Manager(failures=1)
+    started, release = asyncio.Event(), asyncio.Event()
+    register = manager.register
+
+    async def held_register(info: ResourceInfo) -> None:
+        if not manager.failures:
+            started.set()
+            await release.wait()
+        await register(info)
+
+    manager.register = held_register  # type: ignore[method-assign]
+    servable: list[bool] = []
+
+    async def scenario() -> None:
+        async def resync(name: str) -> None:
+            servable.append(await versions.ensure(_crd()))
+
+        versions = CRDStorageVersions(cast(StorageVersionManager, manager), resync)
+        assert await versions.ensure(_crd()) is False
+        await asyncio.wait_for(started.wait(), 5)  # the retry is registering
+        await versions.forget(_crd())
+        release.set()
+        for _ in range(10):
+            await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert manager.removed == [(GROUP, "gadgets")]
+    assert manager.registered == []
+    assert servable == []

@@ -115,3 +115,31 @@ def test_removing_a_resource_releases_its_waiting_writes_and_deletes_the_object(
     assert asyncio.run(scenario()) is True
     assert f"{GROUP}.gadgets" not in store.objects
     assert not manager.has_pending()
+
+
+def test_a_registration_pass_leaves_resources_registered_alone_to_their_owner() -> None:
+    # A CRD's new storage version (v2) could not be recorded: its v1 stores still serve,
+    # and writes to it wait.  Before, the next pass (the start-up one, its 1 s retries,
+    # the 10-minute refresh) registered v2 itself: the StorageVersion said v2 and writes
+    # went through to the v1 stores; and the CRD's failure failed the pass, so the
+    # built-ins' readiness hook waited for a custom resource.
+    store = _Store()
+    manager = _manager(store)
+    builtin = ResourceInfo("", "configmaps", "v1", ("v1",), ("v1",))
+    manager.add_resource_info(builtin)
+
+    async def scenario() -> None:
+        await manager.register(_info("v1", wait=0.05))
+        store.fail_with = errors.service_unavailable("storage is down")
+        with pytest.raises(errors.StatusError):
+            await manager.register(_info("v2", wait=0.05))
+        store.fail_with = None
+        await manager.update_storage_versions()
+
+    asyncio.run(scenario())
+    assert manager.completed()
+    assert store.objects["core.configmaps"]["status"]["commonEncodingVersion"] == "v1"
+    entry = store.objects[f"{GROUP}.gadgets"]["status"]["storageVersions"][0]
+    assert entry["encodingVersion"] == f"{GROUP}/v1"
+    assert manager.pending_update(GROUP, "gadgets")
+    assert manager.last_update_error(GROUP, "gadgets") == "storage is down"

@@ -64,6 +64,8 @@ class CRDStorageVersions:
         #: What was last registered, by CRD name.
         self._registered: dict[str, ResourceInfo] = {}
         self._retries: dict[str, asyncio.Task[None]] = {}
+        #: Retries whose sync is under way (it may be waiting on the StorageVersion write).
+        self._resyncing: dict[str, asyncio.Task[None]] = {}
         self._backoff: dict[str, Backoff] = {}
 
     async def ensure(self, crd: Object) -> bool:
@@ -90,9 +92,12 @@ class CRDStorageVersions:
     async def forget(self, crd: Object) -> None:
         """``crd`` is deleted: delete its resource's StorageVersion."""
         name = crd["metadata"]["name"]
-        task = self._retries.pop(name, None)
-        if task is not None:
-            task.cancel()
+        # A retry already syncing is stopped too: finishing, it would write the
+        # StorageVersion again after the delete below, and serve the deleted CRD.
+        for tasks in (self._retries, self._resyncing):
+            task = tasks.pop(name, None)
+            if task is not None:
+                task.cancel()
         self._backoff.pop(name, None)
         info = self._registered.pop(name, None) or resource_info(crd)
         if info is None:
@@ -104,7 +109,7 @@ class CRDStorageVersions:
             log.warning("deleting the StorageVersion of CRD %s: %s", name, exc.message)
 
     def stop(self) -> None:
-        for task in self._retries.values():
+        for task in (*self._retries.values(), *self._resyncing.values()):
             task.cancel()
 
     def _retry_later(self, name: str) -> None:
@@ -114,7 +119,14 @@ class CRDStorageVersions:
 
         async def retry() -> None:
             await asyncio.sleep(pause)
-            del self._retries[name]
-            await self._resync(name)
+            # Out of the pending retries (a failure below schedules the next one), but
+            # still cancellable by ``forget`` while it syncs.
+            me = self._retries.pop(name)
+            self._resyncing[name] = me
+            try:
+                await self._resync(name)
+            finally:
+                if self._resyncing.get(name) is me:
+                    del self._resyncing[name]
 
         self._retries[name] = asyncio.create_task(retry())

@@ -147,7 +147,13 @@ class StorageVersionManager:
     def __init__(self, storage_versions: Store, server_id: str) -> None:
         self.storage_versions = storage_versions
         self.server_id = server_id
+        #: The resources of the registration passes (the built-ins).
         self._infos: dict[tuple[str, str], ResourceInfo] = {}
+        #: Resources registered one at a time by :meth:`register` (custom resources):
+        #: their owner registers them again when what it reports changes, so a pass,
+        #: working from what it read earlier, never writes them (it could record a
+        #: storage version older than the one just registered).
+        self._registered_alone: dict[tuple[str, str], ResourceInfo] = {}
         self._status: dict[tuple[str, str], _Status] = {}
         self._completed = False
         #: Resources not registered yet: the write gate's fast path is this being empty.
@@ -180,7 +186,7 @@ class StorageVersionManager:
         status = self._status.get(key)
         if status is None or status.done:
             return True
-        info = self._infos.get(key)
+        info = self._infos.get(key) or self._registered_alone.get(key)
         wait = info.write_wait if info is not None else 0.0
         if wait > 0:
             with contextlib.suppress(TimeoutError):
@@ -212,9 +218,10 @@ class StorageVersionManager:
     # -- registration ------------------------------------------------------------------
 
     async def update_storage_versions(self) -> None:
-        """One pass over every recorded resource, sorted by group then resource (so
-        servers that dedup the same way pick the same owner); marks the manager
-        completed when all of them succeeded."""
+        """One pass over every resource of :meth:`add_resource_info` (not those of
+        :meth:`register`), sorted by group then resource (so servers that dedup the
+        same way pick the same owner); marks the manager completed when all of them
+        succeeded."""
         infos = sorted(self._infos.values(), key=lambda i: (i.group, i.resource))
         failed = False
         for info in infos:
@@ -297,7 +304,7 @@ class StorageVersionManager:
         """Register one resource now, whatever was registered for it before (a CRD about
         to be served, or to change its storage version): writes to it wait (see
         ``write_wait``) until this succeeds; a failure is recorded and raised."""
-        self._infos[_key(info.group, info.resource)] = info
+        self._registered_alone[_key(info.group, info.resource)] = info
         for gr in ((info.group, info.resource), *info.equivalent_resources):
             status = self._status.get(gr)
             if status is None or status.done:  # a pending one keeps its waiters
@@ -315,7 +322,7 @@ class StorageVersionManager:
 
     async def remove(self, group: str, resource: str) -> None:
         """Forget a resource and delete its StorageVersion (its CRD was deleted)."""
-        info = self._infos.pop(_key(group, resource), None)
+        info = self._registered_alone.pop(_key(group, resource), None)
         for gr in ((group, resource), *(info.equivalent_resources if info else ())):
             status = self._status.pop(gr, None)
             if status is not None:
