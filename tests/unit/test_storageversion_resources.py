@@ -50,6 +50,7 @@ def test_every_persisted_builtin_registers_once_sorted() -> None:
         ("internal.apiserver.k8s.io", "storageversions"),
         ("networking.k8s.io", "ingresses"),
         ("policy", "poddisruptionbudgets"),
+        ("storagemigration.k8s.io", "storageversionmigrations"),
     }
 
 
