@@ -360,7 +360,9 @@ class APIServer:
         """The in-server storage migrator; with several servers, on the elected one only,
         so that each migration is carried out once."""
         assert self.storage is not None
-        migrator = StorageMigrator(lambda g, r: self.stores.get((g, r)), self.storage)
+        migrator = StorageMigrator(
+            lambda g, r: self.stores.get((g, r)), self.storage, metrics=self.metrics
+        )
         if not self.identity:
             self._spawn(migrator.run())
             return

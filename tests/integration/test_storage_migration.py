@@ -422,3 +422,21 @@ def test_the_server_migrator_creates_and_runs_a_migration(migrator_server: KapiS
         assert condition["status"] == "True"
         crd = http.get(f"{CRDS}/widgets.{group}").json()
         assert crd["status"]["storedVersions"] == ["v2"]
+
+        # The run shows in the out-of-tree migrator's series (they were declared
+        # but never fed): three objects rewritten, none left, one success.
+        label = f'resource="widgets.{group}"'
+        succeeded_line = (
+            f'storage_migrator_core_migrator_migrations{{Status="Succeeded",{label}}} 1.0'
+        )
+
+        def metric_lines() -> list[str] | None:
+            # The condition is written just before the run reports its end.
+            response = http.get("/metrics")
+            assert response.status_code == 200, response.text
+            lines = response.text.splitlines()
+            return lines if succeeded_line in lines else None
+
+        lines = eventually(metric_lines, what="the migration counted in /metrics")
+        assert f"storage_migrator_core_migrator_migrated_objects{{{label}}} 3.0" in lines
+        assert f"storage_migrator_core_migrator_remaining_objects{{{label}}} 0.0" in lines

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -38,7 +38,9 @@ from kapi.storageversion.migration import (
     MigrationError,
     Outcome,
     Page,
+    Progress,
     finished,
+    group_resource_string,
     run_migration,
 )
 
@@ -174,13 +176,60 @@ async def stale_objects(store: Store, storage: Storage, api_version: str, limit:
         start = result.kvs[-1].key + "\x00"
 
 
+class MigrationMetrics(Protocol):
+    """Where the migrator reports the out-of-tree migrator's series
+    (``storage_migrator_core_migrator_*``); the server hands its metrics."""
+
+    def observe_objects_migrated(self, resource: str, count: int) -> None: ...
+
+    def observe_objects_remaining(self, resource: str, count: int) -> None: ...
+
+    def observe_migration(self, resource: str, succeeded: bool) -> None: ...
+
+
+class _ProgressMetrics:
+    """Turns one run's cumulative :class:`Progress` reports into metric updates."""
+
+    def __init__(self, metrics: MigrationMetrics, resource: str) -> None:
+        self._metrics = metrics
+        self._resource = resource
+        self._reported = 0
+        self.done = False
+
+    def __call__(self, progress: Progress) -> None:
+        if progress.migrated < self._reported:
+            # The run started over (its continue token expired): count from there.
+            self._reported = 0
+        self._metrics.observe_objects_migrated(self._resource, progress.migrated - self._reported)
+        self._reported = progress.migrated
+        if progress.done:
+            remaining = 0
+        elif progress.about is None:
+            return
+        else:
+            handled = progress.migrated + progress.conflicts + progress.gone
+            remaining = max(progress.about - handled, 0)
+        self._metrics.observe_objects_remaining(self._resource, remaining)
+        self.done = progress.done
+
+
 class StorageMigrator:
     """Runs StorageVersionMigrations one at a time, and creates them when needed."""
 
-    def __init__(self, stores: StoreGetter, storage: Storage, *, page_size: int = 500) -> None:
+    def __init__(
+        self,
+        stores: StoreGetter,
+        storage: Storage,
+        *,
+        page_size: int = 500,
+        metrics: MigrationMetrics | None = None,
+    ) -> None:
         self._stores = stores
         self._storage = storage
         self._page_size = page_size
+        self._metrics = metrics
+        #: The ``<resource>.<group>`` of each queued migration, for the metrics' label.
+        self._resources: dict[str, str] = {}
         self._backend = StoreBackend(stores)
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._queued: set[str] = set()
@@ -206,22 +255,35 @@ class StorageMigrator:
         if labels.get(RUN_BY_LABEL) == RUN_BY_CLIENT:
             return
         if not finished(migration) and name not in self._queued:
+            target = (migration.get("spec") or {}).get("resource") or {}
+            self._resources[name] = group_resource_string(
+                target.get("group") or "", target.get("resource") or ""
+            )
             self._queued.add(name)
             self._queue.put_nowait(name)
 
     async def _work(self) -> None:
         while True:
             name = await self._queue.get()
+            resource = self._resources.get(name, "")
+            report = _ProgressMetrics(self._metrics, resource) if self._metrics else None
             try:
-                await run_migration(self._backend, name, page_size=self._page_size)
+                await run_migration(
+                    self._backend, name, page_size=self._page_size, on_progress=report
+                )
+                if report is not None and report.done and self._metrics is not None:
+                    self._metrics.observe_migration(resource, succeeded=True)
             except MigrationError as err:
                 log.info("storage version migration %s failed: %s", name, err.message)
+                if self._metrics is not None:
+                    self._metrics.observe_migration(resource, succeeded=False)
             except errors.StatusError as err:
                 log.info("storage version migration %s stopped: %s", name, err.message)
             except Exception:
                 log.exception("storage version migration %s", name)
             finally:
                 self._queued.discard(name)
+                self._resources.pop(name, None)
 
     async def _storage_version_seen(self, storage_version: Object) -> None:
         common = (storage_version.get("status") or {}).get("commonEncodingVersion")
