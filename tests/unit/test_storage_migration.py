@@ -360,3 +360,14 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
     view = ProgressView(plain, "configmaps")
     view(Progress(migrated=3))
     assert plain.getvalue() == "configmaps: migrated 3 objects\n"
+
+
+def test_a_one_page_run_is_running_then_succeeded_as_a_longer_one() -> None:
+    backend = FakeBackend("", "configmaps", 2, common="v1")
+    final = _run(backend, page_size=10)
+    first = next(c for c in backend.status_writes[0]["conditions"] if c["type"] == "Running")
+    assert (first["status"], first["message"]) == ("True", "migrated 2 of about 2 objects")
+    assert backend.status_writes[0]["resourceVersion"]
+    running, succeeded = _condition(final, "Running"), _condition(final, "Succeeded")
+    assert running is not None and running["status"] == "False"
+    assert succeeded is not None and succeeded["status"] == "True"

@@ -312,7 +312,9 @@ async def run_migration(
         status = migration.setdefault("status", {})
         if not status.get("resourceVersion"):
             status["resourceVersion"] = page.resource_version
-        if token:
+        # As upstream's controller, Running is True from the first page on (with the
+        # resourceVersion the run started at) and flipped to False at the end.
+        if token or find_condition(migration, RUNNING) is None:
             set_condition(
                 migration,
                 RUNNING,
@@ -321,6 +323,7 @@ async def run_migration(
                 progress_message(progress.migrated, progress.about),
             )
             migration = await backend.update_migration_status(migration)
+        if token:
             if on_progress is not None:
                 on_progress(progress)
             continue
@@ -332,8 +335,7 @@ async def run_migration(
         f"migrated {progress.migrated} objects of {gr} to {common}"
         f" ({progress.conflicts} changed and {progress.gone} deleted meanwhile)"
     )
-    if find_condition(migration, RUNNING) is not None:
-        set_condition(migration, RUNNING, "False", REASON_COMPLETED, message)
+    set_condition(migration, RUNNING, "False", REASON_COMPLETED, message)
     set_condition(migration, SUCCEEDED, "True", REASON_COMPLETED, message)
     migration = await backend.update_migration_status(migration)
     progress.done = True
