@@ -347,11 +347,10 @@ class APIServer:
         manager.add_resource_info(*resource_infos(self.scheme))
         self.storage_version_manager = manager
         gate.manager = manager
-        release: asyncio.Event | None = None
         if self.config.hold_storage_version_registration:
-            release = asyncio.Event()
-            asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, release.set)
-        self._spawn(self._register_storage_versions(manager, leases, release))
+            manager.hold()
+            asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, manager.release)
+        self._spawn(self._register_storage_versions(manager, leases))
         config = self.config
         collector = StorageVersionGC(storage_versions, leases, config.storage_version_gc_period)
         self._spawn(self._elector(STORAGE_VERSION_GC_LEASE).run(collector.run))
@@ -382,7 +381,7 @@ class APIServer:
         )
 
     async def _register_storage_versions(
-        self, manager: StorageVersionManager, leases: Store, release: asyncio.Event | None
+        self, manager: StorageVersionManager, leases: Store
     ) -> None:
         """Wait for this server's identity lease, register every resource, and
         register again every :data:`STORAGE_VERSION_REFRESH` seconds, as upstream."""
@@ -392,10 +391,8 @@ class APIServer:
                 break
             except Exception:
                 await asyncio.sleep(0.1)
-        if release is not None:
+        if manager.held:
             log.info("storage version registration held until this process gets SIGUSR1")
-            await release.wait()
-            log.info("storage version registration released")
         while True:
             try:
                 await manager.update_storage_versions()

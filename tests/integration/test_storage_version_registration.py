@@ -25,7 +25,9 @@ from tests.conftest import (
     start_server,
     storage_backend,
 )
+from tests.helpers.crds import CRDS, established, widgets_crd
 from tests.helpers.storage_versions import BUILTINS, HOOK, IDENTITY, LEASES, SV, wait_for_hold
+from tests.helpers.wait import eventually
 
 PDBS = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
 
@@ -132,6 +134,31 @@ def _lease(name: str) -> dict[str, Any]:
         "metadata": {"name": name},
         "spec": {"holderIdentity": "test"},
     }
+
+
+def test_a_crd_is_not_served_until_its_held_registration_is_released(tmp_path: Path) -> None:
+    group = "held.example.com"
+    widgets = f"/apis/{group}/v1/namespaces/default/widgets"
+    data = tmp_path / "data"
+    # Made by an earlier run: on a held server, CRD writes wait like every built-in's.
+    first = start_server(data)
+    with first.client() as http:
+        assert http.post(CRDS, json=widgets_crd(group)).status_code == 201
+        eventually(lambda: http.get(widgets).status_code == 200, what="the widgets served")
+    assert first.stop() == 0
+    held = start_server(data, "--hold-storage-version-registration", ready="/readyz/ping")
+    try:
+        wait_for_hold(held)
+        with held.client() as http:
+            assert established(http, f"widgets.{group}")
+            # Its storage version is not recorded by this server yet: not served.
+            assert http.get(widgets).status_code == 404
+            os.kill(held.process.pid, signal.SIGUSR1)
+            eventually(lambda: http.get(widgets).status_code == 200, what="the widgets served")
+            recorded = http.get(f"{SV}/{group}.widgets").json()
+            assert recorded["status"]["commonEncodingVersion"] == f"{group}/v1"
+    finally:
+        held.stop()
 
 
 def test_writes_wait_for_registration_until_sigusr1(held_server: KapiServer) -> None:

@@ -143,3 +143,23 @@ def test_a_registration_pass_leaves_resources_registered_alone_to_their_owner() 
     assert entry["encodingVersion"] == f"{GROUP}/v1"
     assert manager.pending_update(GROUP, "gadgets")
     assert manager.last_update_error(GROUP, "gadgets") == "storage is down"
+
+
+def test_a_held_manager_registers_nothing_until_released() -> None:
+    store = _Store()
+    manager = _manager(store)
+
+    async def scenario() -> tuple[bool, dict[str, Any], bool]:
+        manager.hold()
+        registering = asyncio.create_task(manager.register(_info("v1", wait=0.0)))
+        await asyncio.sleep(0.05)
+        held_state = (manager.held, dict(store.objects))
+        manager.release()
+        await registering
+        return held_state[0], held_state[1], manager.pending_update(GROUP, "gadgets")
+
+    held, stored_while_held, pending_after = asyncio.run(scenario())
+    assert held is True
+    assert stored_while_held == {}
+    assert pending_after is False
+    assert f"{GROUP}.gadgets" in store.objects

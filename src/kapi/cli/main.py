@@ -211,8 +211,9 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--hold-storage-version-registration",
         action="store_true",
-        help="kapi-specific, for tests: do not register storage versions until the process "
-        "receives SIGUSR1; meanwhile writes to built-in resources get 503 and /readyz fails",
+        help="kapi-specific, for tests: register no storage version (built-in or CRD) until "
+        "the process receives SIGUSR1; meanwhile writes to built-in resources get 503, new "
+        "CRDs are not served and /readyz fails",
     )
     p.add_argument(
         "--leader-elect-lease-duration",

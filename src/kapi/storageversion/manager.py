@@ -156,6 +156,9 @@ class StorageVersionManager:
         self._registered_alone: dict[tuple[str, str], ResourceInfo] = {}
         self._status: dict[tuple[str, str], _Status] = {}
         self._completed = False
+        #: Cleared while registration is held (a test affordance): nothing registers.
+        self._released = asyncio.Event()
+        self._released.set()
         #: Resources not registered yet: the write gate's fast path is this being empty.
         self._pending: set[tuple[str, str]] = set()
 
@@ -174,6 +177,20 @@ class StorageVersionManager:
         """Whether a write to this resource must still wait (unknown resources never wait)."""
         status = self._status.get(_key(group, resource))
         return status is not None and not status.done
+
+    def hold(self) -> None:
+        """Hold every registration, the passes' and :meth:`register`'s, until :meth:`release`
+        (``--hold-storage-version-registration``: the 503 window made observable)."""
+        self._released.clear()
+
+    def release(self) -> None:
+        if self.held:
+            log.info("storage version registration released")
+        self._released.set()
+
+    @property
+    def held(self) -> bool:
+        return not self._released.is_set()
 
     def has_pending(self) -> bool:
         """Whether any resource still waits for its registration (the gate's fast path)."""
@@ -222,6 +239,7 @@ class StorageVersionManager:
         :meth:`register`), sorted by group then resource (so servers that dedup the
         same way pick the same owner); marks the manager completed when all of them
         succeeded."""
+        await self._released.wait()
         infos = sorted(self._infos.values(), key=lambda i: (i.group, i.resource))
         failed = False
         for info in infos:
@@ -310,6 +328,7 @@ class StorageVersionManager:
             if status is None or status.done:  # a pending one keeps its waiters
                 self._status[gr] = _Status()
             self._pending.add(gr)
+        await self._released.wait()
         try:
             await self.update_storage_version_for(info)
         except errors.StatusError as exc:
