@@ -141,3 +141,29 @@ def test_timings_are_checked() -> None:
         LeaderElector(None, "ns", "n", "i", lease_duration=10, renew_deadline=10)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="renewDeadline must be greater than retryPeriod"):
         LeaderElector(None, "ns", "n", "i", renew_deadline=2, retry_period=2)  # type: ignore[arg-type]
+
+
+def test_a_leader_cancelled_releases_its_lease_for_the_next_at_once(tmp_path: Path) -> None:
+    async def scenario(leases: Store) -> None:
+        clock = _Clock()
+        a, b = _elector(leases, "a_1", clock), _elector(leases, "b_2", clock)
+        leading = asyncio.Event()
+
+        async def lead() -> None:
+            leading.set()
+            await asyncio.Event().wait()
+
+        running = asyncio.create_task(a.run(lead))
+        await asyncio.wait_for(leading.wait(), 5)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        lease = await leases.get("kube-system", "kapi-storage-version-gc")
+        assert lease["spec"]["holderIdentity"] == ""
+        assert lease["spec"]["leaseDurationSeconds"] == 1
+        # No need to wait out the 15 s: the clock has not moved and b takes over.
+        assert await b.try_acquire_or_renew()
+        lease = await leases.get("kube-system", "kapi-storage-version-gc")
+        assert lease["spec"]["holderIdentity"] == "b_2"
+
+    _with_leases(tmp_path, scenario)

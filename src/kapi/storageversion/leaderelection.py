@@ -52,6 +52,10 @@ def _record(lease: Object) -> tuple[object, ...]:
     return tuple(spec.get(name) for name in _RECORD_FIELDS)
 
 
+#: How long a cancelled leader tries to release its lease before it gives up (seconds).
+RELEASE_TIMEOUT = 1.0
+
+
 class LeaderElector:
     """One candidate for the lease ``namespace/name``, as ``identity``.
 
@@ -193,13 +197,45 @@ class LeaderElector:
                 await asyncio.sleep(min(self.retry_period, max(deadline - self._clock(), 0)))
             await asyncio.sleep(self.retry_period)
 
+    async def release(self) -> None:
+        """Give the lease up now (client-go's ``ReleaseOnCancel``): an empty holder and a
+        one-second duration, so that another candidate takes over at once instead of
+        waiting out the lease duration.  Written over the lease as last observed: when
+        someone else wrote it since, it is not ours to release."""
+        if not self.is_leader() or self._observed is None:
+            return
+        stamp = micro_time(self._now())
+        spec = dict(self._observed.get("spec") or {})
+        spec.update(holderIdentity="", leaseDurationSeconds=1, acquireTime=stamp, renewTime=stamp)
+        desired = {**self._observed, "spec": spec}
+
+        async def replace(_current: Object) -> Object:
+            return desired
+
+        try:
+            await self.leases.update(self.namespace, self.name, replace)
+        except errors.StatusError as exc:
+            log.info("leader lease %s/%s not released: %s", self.namespace, self.name, exc)
+            return
+        self._observed_record = None
+        log.info("released leader lease %s/%s", self.namespace, self.name)
+
     async def run(self, lead: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Forever: acquire, run ``lead`` while renewing, cancel it on losing the lease."""
+        """Forever: acquire, run ``lead`` while renewing, cancel it on losing the lease;
+        cancelled while leading, it releases the lease first (bounded by a second)."""
         while True:
             await self.acquire()
             task = asyncio.create_task(lead())
             try:
                 await self.renew()
+            except asyncio.CancelledError:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+                releasing = asyncio.create_task(self.release())
+                await asyncio.wait({releasing}, timeout=RELEASE_TIMEOUT)
+                releasing.cancel()
+                raise
             finally:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
