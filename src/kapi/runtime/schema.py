@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kapi.apimachinery.unstructured import Object as JSON
+from kapi.runtime.lifecycle import FieldLifecycle
+from kapi.runtime.lifecycle import extension as lifecycle_extension
 
 
 class Schema:
@@ -153,6 +155,9 @@ class Field:
     #: ``x-kubernetes-patch-strategy`` of a non-list field (``replace`` on PDB v1's
     #: selector); a list's strategy is on its :class:`List`.
     patch_strategy: str | None = None
+    #: KEP-2558 lifecycle tags (``+lifecycle:<component>:...``), published as
+    #: ``x-kubernetes-api-lifecycle``; empty for a GA field.
+    lifecycle: tuple[FieldLifecycle, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,6 +207,8 @@ class Struct(Schema):
                     prop = {"description": f.description, **prop}
                 if f.patch_strategy:
                     prop["x-kubernetes-patch-strategy"] = f.patch_strategy
+                if f.lifecycle:
+                    prop["x-kubernetes-api-lifecycle"] = lifecycle_extension(f.lifecycle)
                 properties[f.name] = prop
             schema["properties"] = properties
         required = [f.name for f in self.fields if f.required]

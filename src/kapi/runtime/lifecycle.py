@@ -1,0 +1,105 @@
+"""KEP-2558 field lifecycle tags, as a value declared on a schema field.
+
+Upstream's KEP puts a comment line such as
+``+lifecycle:kubernetes:minVersion=v1.30,status=beta,featureGate=JobManagedBy``
+above a Go struct field.  kapi declares its kinds in Python, so a tag here is a
+:class:`FieldLifecycle` value passed to ``Field(lifecycle=(...,))`` rather than a
+comment the schema builder would have to find by re-reading the source file.
+
+Why a declaration argument and not a comment:
+
+* the schema builder, the OpenAPI documents and the linter all read the same
+  object, with no second parser over Python source that could drift from it;
+* a typo in a key is a ``TypeError`` at import time, not a silently ignored line;
+* it still prints (``str()``) as the KEP's exact tag text and parses back from it
+  (:func:`parse`), so documentation, linter messages and reviewers see the KEP
+  syntax.
+
+A field may carry several tags, one per component (``kubernetes``, ``istio``...).
+This module only models and checks the syntax; whether a tag agrees with the
+gate's history is the linter's business.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Release form the KEP allows in ``minVersion`` for the ``kubernetes`` component.
+MIN_VERSION = re.compile(r"v[1-9][0-9]*\.(0|[1-9][0-9]*)")
+#: Stages a tag may name; a GA field carries no tag at all.
+STATUSES = ("alpha", "beta", "deprecated")
+
+_PREFIX = "+lifecycle:"
+_COMPONENT = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")
+_KEYS = ("minVersion", "status", "featureGate")
+
+
+class LifecycleSyntaxError(ValueError):
+    """A ``+lifecycle:`` tag text that does not follow the KEP's grammar."""
+
+
+@dataclass(frozen=True)
+class FieldLifecycle:
+    """One component's lifecycle of a field (one ``+lifecycle:`` line)."""
+
+    min_version: str
+    status: str | None = None
+    feature_gate: str | None = None
+    component: str = "kubernetes"
+
+    def __str__(self) -> str:
+        parts = [f"minVersion={self.min_version}"]
+        if self.status is not None:
+            parts.append(f"status={self.status}")
+        if self.feature_gate is not None:
+            parts.append(f"featureGate={self.feature_gate}")
+        return f"{_PREFIX}{self.component}:{','.join(parts)}"
+
+    def extension(self) -> dict[str, str]:
+        """This tag's entry under the component in ``x-kubernetes-api-lifecycle``."""
+        out = {"minVersion": self.min_version}
+        if self.status is not None:
+            out["status"] = self.status
+        if self.feature_gate is not None:
+            out["featureGate"] = self.feature_gate
+        return out
+
+
+def parse(text: str) -> FieldLifecycle:
+    """The tag a ``+lifecycle:<component>:k=v,...`` line declares.
+
+    Raises :class:`LifecycleSyntaxError` for a missing prefix or component, an
+    unknown, repeated or empty key, or a missing ``minVersion``.  Values are not
+    judged here beyond being non-empty (the linter checks them).
+    """
+    line = text.strip()
+    if not line.startswith(_PREFIX):
+        raise LifecycleSyntaxError(f"{text!r}: a lifecycle tag starts with {_PREFIX!r}")
+    component, sep, body = line[len(_PREFIX) :].partition(":")
+    if not sep or not _COMPONENT.fullmatch(component):
+        raise LifecycleSyntaxError(f"{text!r}: expected +lifecycle:<component>:<key>=<value>,...")
+    values: dict[str, str] = {}
+    for item in body.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or not value:
+            raise LifecycleSyntaxError(f"{text!r}: {item!r} is not <key>=<value>")
+        if key not in _KEYS:
+            expected = ", ".join(_KEYS)
+            raise LifecycleSyntaxError(f"{text!r}: unknown key {key!r} (expected {expected})")
+        if key in values:
+            raise LifecycleSyntaxError(f"{text!r}: key {key!r} given twice")
+        values[key] = value
+    if "minVersion" not in values:
+        raise LifecycleSyntaxError(f"{text!r}: minVersion is required")
+    return FieldLifecycle(
+        min_version=values["minVersion"],
+        status=values.get("status"),
+        feature_gate=values.get("featureGate"),
+        component=component,
+    )
+
+
+def extension(tags: tuple[FieldLifecycle, ...]) -> dict[str, dict[str, str]]:
+    """The ``x-kubernetes-api-lifecycle`` value for a field's tags, keyed by component."""
+    return {tag.component: tag.extension() for tag in tags}
