@@ -61,6 +61,46 @@ KNOWN_FEATURES: dict[str, tuple[FeatureSpec, ...]] = {
         FeatureSpec(Version(1, 31), True, Stage.BETA),
         FeatureSpec(Version(1, 32), True, Stage.GA, locked=True),
     ),
+    # Gates of fields of the built-in kinds (KEP-2558 lifecycle tags follow these).
+    # Lease spec.strategy and spec.preferredHolder.
+    "CoordinatedLeaderElection": (
+        FeatureSpec(Version(1, 31), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 33), False, Stage.BETA),
+    ),
+    # matchConditions of validating and mutating webhooks.
+    "AdmissionWebhookMatchConditions": (
+        FeatureSpec(Version(1, 27), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 28), True, Stage.BETA),
+        FeatureSpec(Version(1, 30), True, Stage.GA, locked=True),
+    ),
+    # EndpointSlice endpoints[].hints.
+    "TopologyAwareHints": (
+        FeatureSpec(Version(1, 21), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 23), False, Stage.BETA),
+        FeatureSpec(Version(1, 24), True, Stage.BETA),
+        FeatureSpec(Version(1, 33), True, Stage.GA, locked=True),
+    ),
+}
+
+#: Which gate guards which field of a built-in kind, by definition name and property.
+#: A gate that is GA at the emulated version leaves its field untagged, but the
+#: linter still checks that a non-GA gate's field carries a tag.
+GATED_FIELDS: dict[tuple[str, str], str] = {
+    ("io.k8s.api.coordination.v1.LeaseSpec", "strategy"): "CoordinatedLeaderElection",
+    ("io.k8s.api.coordination.v1.LeaseSpec", "preferredHolder"): "CoordinatedLeaderElection",
+    (
+        "io.k8s.api.admissionregistration.v1.ValidatingWebhook",
+        "matchConditions",
+    ): "AdmissionWebhookMatchConditions",
+    (
+        "io.k8s.api.admissionregistration.v1.MutatingWebhook",
+        "matchConditions",
+    ): "AdmissionWebhookMatchConditions",
+    ("io.k8s.api.discovery.v1.Endpoint", "hints"): "TopologyAwareHints",
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion",
+        "selectableFields",
+    ): "CustomResourceFieldSelectors",
 }
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from kapi.runtime.lifecycle import FieldLifecycle, LifecycleSyntaxError, extension, parse
+from kapi.runtime.lifecycle import (
+    FieldLifecycle,
+    LifecycleSyntaxError,
+    at_version,
+    extension,
+    parse,
+)
+from kapi.version import Version
 
 
 def test_prints_the_keps_tag_text() -> None:
@@ -56,3 +63,33 @@ def test_parse_fields_and_component() -> None:
 def test_rejects_malformed(text: str) -> None:
     with pytest.raises(LifecycleSyntaxError):
         parse(text)
+
+
+CLE = FieldLifecycle("v1.31", "beta", "CoordinatedLeaderElection")
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        (Version(1, 30), None),  # before the field existed
+        (Version(1, 31), FieldLifecycle("v1.31", "alpha", "CoordinatedLeaderElection")),
+        (Version(1, 32), FieldLifecycle("v1.31", "alpha", "CoordinatedLeaderElection")),
+        (Version(1, 33), CLE),
+    ],
+)
+def test_tag_follows_the_gates_stage_at_the_emulated_version(
+    version: Version, expected: FieldLifecycle | None
+) -> None:
+    assert at_version(CLE, version) == expected
+
+
+def test_tag_of_a_ga_gate_is_not_published() -> None:
+    hints = FieldLifecycle("v1.21", "beta", "TopologyAwareHints")
+    assert at_version(hints, Version(1, 32)) == hints
+    assert at_version(hints, Version(1, 33)) is None
+    assert extension((hints,), Version(1, 33)) == {}
+
+
+def test_other_components_are_published_as_declared() -> None:
+    istio = FieldLifecycle("v3.0.0", component="istio")
+    assert at_version(istio, Version(1, 20)) == istio

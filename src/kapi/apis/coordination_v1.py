@@ -13,10 +13,15 @@ from kapi.apimachinery.field_errors import FieldError, Path, forbidden, invalid,
 from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.lifecycle import FieldLifecycle
 from kapi.runtime.meta import kind_struct
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
+
+#: Upstream gates both coordinated-election fields of LeaseSpec (``+featureGate=``):
+#: alpha in 1.31, beta (still off by default) from 1.33.
+COORDINATED_LEADER_ELECTION = FieldLifecycle("v1.31", "beta", "CoordinatedLeaderElection")
 
 
 def canonical_micro_time(value: str) -> str:
@@ -91,12 +96,14 @@ LeaseSpec = Struct(
             "election. If the field is not specified, there is no active coordination for this "
             "lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate "
             "to be enabled.",
+            lifecycle=(COORDINATED_LEADER_ELECTION,),
         ),
         Field(
             "preferredHolder",
             STRING,
             "PreferredHolder signals to a lease holder that the lease has a more optimal holder "
             "and should be given up. This field can only be set if Strategy is also set.",
+            lifecycle=(COORDINATED_LEADER_ELECTION,),
         ),
     ),
     "LeaseSpec is a specification of a Lease.",

@@ -23,7 +23,10 @@ gate's history is the linter's business.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from kapi.features import KNOWN_FEATURES, Stage, spec_at
+from kapi.version import Version
 
 #: Release form the KEP allows in ``minVersion`` for the ``kubernetes`` component.
 MIN_VERSION = re.compile(r"v[1-9][0-9]*\.(0|[1-9][0-9]*)")
@@ -100,6 +103,38 @@ def parse(text: str) -> FieldLifecycle:
     )
 
 
-def extension(tags: tuple[FieldLifecycle, ...]) -> dict[str, dict[str, str]]:
-    """The ``x-kubernetes-api-lifecycle`` value for a field's tags, keyed by component."""
-    return {tag.component: tag.extension() for tag in tags}
+def at_version(tag: FieldLifecycle, version: Version) -> FieldLifecycle | None:
+    """``tag`` as a server emulating release ``version`` publishes it, or ``None``.
+
+    A ``kubernetes`` tag with a gate kapi knows follows the gate's stage in that
+    release: nothing before the field existed (before ``minVersion`` or while the
+    gate was not yet introduced) and nothing once the gate is GA; ``alpha`` or
+    ``beta`` in between.  Other components' tags, a ``deprecated`` tag, and tags
+    naming an unknown gate (the linter reports those) are published as declared.
+    """
+    if tag.component != "kubernetes" or tag.feature_gate not in KNOWN_FEATURES:
+        return tag
+    if MIN_VERSION.fullmatch(tag.min_version) and Version.parse(tag.min_version) > version:
+        return None
+    stage = spec_at(tag.feature_gate, version).stage
+    if stage in (Stage.PRE_ALPHA, Stage.GA):
+        return None
+    if tag.status == "deprecated":
+        return tag
+    return replace(tag, status=stage.value.lower())
+
+
+def extension(
+    tags: tuple[FieldLifecycle, ...], version: Version | None = None
+) -> dict[str, dict[str, str]]:
+    """The ``x-kubernetes-api-lifecycle`` value for a field's tags, keyed by component.
+
+    With ``version``, each tag is first resolved at that release (:func:`at_version`);
+    the result is empty when no tag applies there.
+    """
+    out: dict[str, dict[str, str]] = {}
+    for tag in tags:
+        resolved = tag if version is None else at_version(tag, version)
+        if resolved is not None:
+            out[resolved.component] = resolved.extension()
+    return out

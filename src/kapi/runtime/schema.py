@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from kapi.apimachinery.unstructured import Object as JSON
 from kapi.runtime.lifecycle import FieldLifecycle
 from kapi.runtime.lifecycle import extension as lifecycle_extension
+from kapi.version import Version
 
 
 class Schema:
@@ -193,8 +194,12 @@ class Struct(Schema):
             refs[self.name] = self
         return self.ref()
 
-    def definition(self, refs: dict[str, Struct]) -> JSON:
-        """The body of this struct's ``components.schemas`` entry."""
+    def definition(self, refs: dict[str, Struct], version: Version | None = None) -> JSON:
+        """The body of this struct's ``components.schemas`` entry.
+
+        ``version`` is the emulated release lifecycle tags are resolved at
+        (:func:`kapi.runtime.lifecycle.at_version`); ``None`` publishes them as declared.
+        """
         schema: JSON = {}
         if self.description:
             schema["description"] = self.description
@@ -207,8 +212,9 @@ class Struct(Schema):
                     prop = {"description": f.description, **prop}
                 if f.patch_strategy:
                     prop["x-kubernetes-patch-strategy"] = f.patch_strategy
-                if f.lifecycle:
-                    prop["x-kubernetes-api-lifecycle"] = lifecycle_extension(f.lifecycle)
+                lifecycle = lifecycle_extension(f.lifecycle, version) if f.lifecycle else None
+                if lifecycle:
+                    prop["x-kubernetes-api-lifecycle"] = lifecycle
                 properties[f.name] = prop
             schema["properties"] = properties
         required = [f.name for f in self.fields if f.required]
@@ -235,8 +241,11 @@ def _with_default(schema: Schema, refs: dict[str, Struct]) -> JSON:
     return out
 
 
-def components(roots: list[Struct]) -> JSON:
-    """``components.schemas`` for ``roots`` and every struct they reach."""
+def components(roots: list[Struct], version: Version | None = None) -> JSON:
+    """``components.schemas`` for ``roots`` and every struct they reach.
+
+    Lifecycle extensions follow release ``version`` when it is given.
+    """
     refs: dict[str, Struct] = {}
     for root in roots:
         root.openapi(refs)
@@ -244,7 +253,7 @@ def components(roots: list[Struct]) -> JSON:
     done: set[str] = set()
     while len(done) < len(refs):
         for name in sorted(set(refs) - done):
-            out[name] = refs[name].definition(refs)
+            out[name] = refs[name].definition(refs, version)
             done.add(name)
     out.update(_SHARED_DEFINITIONS)
     return dict(sorted(out.items()))

@@ -162,7 +162,7 @@ class OpenAPIService:
                 if "scale" in resource.subresources_of(version):
                     roots.append(openapi_meta.Scale)
             routes += resource_routes(resource, version, name, is_custom(resource))
-        components = schema.components(roots)
+        components = schema.components(roots, self.scheme.emulated_version)
         components.update(custom)
         document = {
             "openapi": "3.0.0",
