@@ -1,0 +1,90 @@
+"""KEP-2558: ``x-kubernetes-api-lifecycle`` in /openapi/v2 and /openapi/v3 of a real server.
+
+Only Lease's coordinated-election fields are tagged today (CoordinatedLeaderElection
+is beta at 1.33); every other gated field kapi serves has a GA gate, so no other
+property of any document may carry the extension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import KapiServer, serve_with_flags
+
+EXTENSION = "x-kubernetes-api-lifecycle"
+LEASE_SPEC = "io.k8s.api.coordination.v1.LeaseSpec"
+
+
+def tagged(definitions: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    """(definition, property) -> extension value, for every property carrying it."""
+    out = {}
+    for name, definition in definitions.items():
+        for prop, schema in (definition.get("properties") or {}).items():
+            if EXTENSION in schema:
+                out[(name, prop)] = schema[EXTENSION]
+    return out
+
+
+def v3_tagged(http: httpx.Client) -> dict[tuple[str, str], Any]:
+    index = http.get("/openapi/v3")
+    assert index.status_code == 200
+    out: dict[tuple[str, str], Any] = {}
+    for entry in index.json()["paths"].values():
+        document = http.get(entry["serverRelativeURL"])
+        assert document.status_code == 200
+        out.update(tagged(document.json().get("components", {}).get("schemas", {})))
+    return out
+
+
+def v2_tagged(http: httpx.Client) -> dict[tuple[str, str], Any]:
+    document = http.get("/openapi/v2", headers={"Accept": "application/json"})
+    assert document.status_code == 200
+    return tagged(document.json()["definitions"])
+
+
+def lease_tags(status: str) -> dict[tuple[str, str], Any]:
+    value = {
+        "kubernetes": {
+            "minVersion": "v1.31",
+            "status": status,
+            "featureGate": "CoordinatedLeaderElection",
+        }
+    }
+    return {(LEASE_SPEC, "strategy"): value, (LEASE_SPEC, "preferredHolder"): value}
+
+
+@pytest.fixture(scope="module")
+def server_1_32(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
+    """CoordinatedLeaderElection was alpha in 1.32."""
+    yield from serve_with_flags(tmp_path_factory, "lifecycle-1-32", "--emulated-version=1.32")
+
+
+@pytest.fixture(scope="module")
+def server_1_30(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
+    """Lease had no coordinated-election fields before 1.31."""
+    yield from serve_with_flags(tmp_path_factory, "lifecycle-1-30", "--emulated-version=1.30")
+
+
+def test_extension_on_exactly_the_tagged_fields(http: httpx.Client) -> None:
+    assert v3_tagged(http) == lease_tags("beta")
+    assert v2_tagged(http) == lease_tags("beta")
+
+
+def test_older_emulated_version_publishes_that_releases_stage(server_1_32: KapiServer) -> None:
+    with server_1_32.client() as http:
+        assert v3_tagged(http) == lease_tags("alpha")
+        assert v2_tagged(http) == lease_tags("alpha")
+
+
+def test_nothing_before_the_field_existed(server_1_30: KapiServer) -> None:
+    with server_1_30.client() as http:
+        lease = http.get("/openapi/v3/apis/coordination.k8s.io/v1")
+        assert lease.status_code == 200
+        spec = lease.json()["components"]["schemas"][LEASE_SPEC]["properties"]
+        assert EXTENSION not in spec["strategy"]
+        assert v3_tagged(http) == {}
+        assert v2_tagged(http) == {}
