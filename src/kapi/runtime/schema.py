@@ -10,6 +10,7 @@ generated definitions are.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from kapi.apimachinery.unstructured import Object as JSON
@@ -159,6 +160,15 @@ class Field:
     #: KEP-2558 lifecycle tags (``+lifecycle:<component>:...``), published as
     #: ``x-kubernetes-api-lifecycle``; empty for a GA field.
     lifecycle: tuple[FieldLifecycle, ...] = ()
+    #: Where the field is declared (``path:line``), for the lifecycle linter's errors.
+    declared_at: tuple[str, int] = field(default=("", 0), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        frame = sys._getframe(1)
+        # Skip the dataclass-generated __init__ and helpers of this module.
+        while frame.f_back is not None and frame.f_code.co_filename in ("<string>", __file__):
+            frame = frame.f_back
+        object.__setattr__(self, "declared_at", (frame.f_code.co_filename, frame.f_lineno))
 
 
 @dataclass(frozen=True, eq=False)

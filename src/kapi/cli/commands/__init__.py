@@ -19,6 +19,7 @@ from kapi.cli.commands import (
     discovery,
     explain,
     get,
+    lint,
     migrate,
     patch,
     session,
@@ -37,6 +38,7 @@ _MODULES = (
     crd,
     migrate,
     storage_versions,
+    lint,
 )
 
 
