@@ -3,7 +3,8 @@
 A built-in kind is a tree of :class:`Schema` nodes.  The same declaration
 drives the OpenAPI v3 document (:meth:`Schema.openapi`), decoding
 (:mod:`kapi.runtime.pruning` finds unknown fields and type errors with it),
-and later the field-lifecycle tags of KEP-2558.  Named :class:`Struct` nodes
+and the KEP-2558 field-lifecycle tags (:mod:`kapi.runtime.lifecycle`) that
+OpenAPI publishes and ``kapi lint lifecycle`` checks.  Named :class:`Struct` nodes
 become ``components.schemas`` entries referenced by ``$ref``, as upstream's
 generated definitions are.
 """
