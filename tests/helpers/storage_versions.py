@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from typing import Any
 
 import httpx
 
-from tests.conftest import KapiServer
+from tests.conftest import KapiServer, etcd_prefix_for, session_etcd, storage_backend
 from tests.helpers.wait import eventually
 
 SV = "/apis/internal.apiserver.k8s.io/v1alpha1/storageversions"
@@ -62,3 +64,21 @@ def storage_versions(http: httpx.Client) -> dict[str, dict[str, Any]]:
     response = http.get(SV)
     assert response.status_code == 200, response.text
     return {sv["metadata"]["name"]: sv for sv in response.json()["items"]}
+
+
+def stored_object(server: KapiServer, key: str) -> dict[str, Any]:
+    """The value stored at ``key`` (``/registry/...``), read beside the server: from its
+    etcd prefix, or from its SQLite file (only readable while the server is stopped)."""
+    if storage_backend() == "etcd":
+        etcd_key = etcd_prefix_for(server.data_dir) + key[len("/registry") :]
+        out = session_etcd().etcdctl("get", etcd_key, "--print-value-only")
+        return dict(json.loads(out))
+    connection = sqlite3.connect(server.data_dir / "kapi.db")
+    try:
+        row = connection.execute(
+            "SELECT value, deleted FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1", (key,)
+        ).fetchone()
+    finally:
+        connection.close()
+    assert row is not None and not row[1], key
+    return dict(json.loads(row[0]))

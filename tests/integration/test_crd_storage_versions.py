@@ -6,8 +6,6 @@ webhook refuses it) custom-resource writes wait, then get upstream's 503."""
 from __future__ import annotations
 
 import base64
-import json
-import sqlite3
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -15,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import KapiServer, etcd_prefix_for, serve_with_flags, session_etcd
-from tests.conftest import storage_backend as backend
+from tests.conftest import KapiServer, serve_with_flags
 from tests.helpers.admission import PROPAGATION, configure, review_answer
 from tests.helpers.crds import CRDS
+from tests.helpers.storage_versions import stored_object
 from tests.helpers.wait import eventually
 from tests.tls import CertificateAuthority, make_ca, make_serving_cert
 from tests.webhook_server import serve_webhook
@@ -100,23 +98,7 @@ def _served(http: httpx.Client, path: str) -> bool:
 
 
 def _raw_api_version(server: KapiServer, key: str) -> str:
-    """The apiVersion of the value stored at ``key`` (``/registry/...``), read beside
-    the server once it stopped (its SQLite file is locked while it runs), or from etcd
-    under its prefix."""
-    if backend() == "etcd":
-        etcd_key = etcd_prefix_for(server.data_dir) + key[len("/registry") :]
-        value = session_etcd().etcdctl("get", etcd_key, "--print-value-only")
-    else:
-        connection = sqlite3.connect(server.data_dir / "kapi.db")
-        try:
-            row = connection.execute(
-                "SELECT value, deleted FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1", (key,)
-            ).fetchone()
-        finally:
-            connection.close()
-        assert row is not None and not row[1], key
-        value = row[0]
-    return str(json.loads(value)["apiVersion"])
+    return str(stored_object(server, key)["apiVersion"])
 
 
 def _patch_versions(http: httpx.Client, crd_name: str, versions: list[dict[str, Any]]) -> None:

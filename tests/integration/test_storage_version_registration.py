@@ -4,10 +4,8 @@ server writes in, and re-encoding objects by rewriting them unchanged."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -20,13 +18,18 @@ import pytest
 
 from tests.conftest import (
     KapiServer,
-    etcd_prefix_for,
-    session_etcd,
     start_server,
-    storage_backend,
 )
 from tests.helpers.crds import CRDS, established, widgets_crd
-from tests.helpers.storage_versions import BUILTINS, HOOK, IDENTITY, LEASES, SV, wait_for_hold
+from tests.helpers.storage_versions import (
+    BUILTINS,
+    HOOK,
+    IDENTITY,
+    LEASES,
+    SV,
+    stored_object,
+    wait_for_hold,
+)
 from tests.helpers.wait import eventually
 
 PDBS = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
@@ -44,23 +47,6 @@ def _storage_versions(http: httpx.Client) -> dict[str, Any]:
     response = http.get(SV)
     assert response.status_code == 200, response.text
     return {sv["metadata"]["name"]: sv for sv in response.json()["items"]}
-
-
-def _raw(server: KapiServer, key: str) -> dict[str, Any]:
-    """The value stored at ``key`` (``/registry/...``), read beside the server."""
-    if storage_backend() == "etcd":
-        etcd_key = etcd_prefix_for(server.data_dir) + key[len("/registry") :]
-        out = session_etcd().etcdctl("get", etcd_key, "--print-value-only")
-        return dict(json.loads(out))
-    connection = sqlite3.connect(server.data_dir / "kapi.db")
-    try:
-        row = connection.execute(
-            "SELECT value, deleted FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1", (key,)
-        ).fetchone()
-    finally:
-        connection.close()
-    assert row is not None and not row[1], key
-    return dict(json.loads(row[0]))
 
 
 def test_every_builtin_is_registered_with_this_servers_id_once_ready(
@@ -247,7 +233,7 @@ def test_storage_versions_flag_and_rewriting_unchanged_re_encodes(tmp_path: Path
             assert read["spec"]["minAvailable"] == 1
     finally:
         assert old.stop() == 0
-    stored = _raw(old, PDB_KEY)
+    stored = stored_object(old, PDB_KEY)
     assert stored["apiVersion"] == "policy/v1beta1"
     assert stored["spec"]["minAvailable"] == 1
 
@@ -270,7 +256,7 @@ def test_storage_versions_flag_and_rewriting_unchanged_re_encodes(tmp_path: Path
             assert http.get(f"{PDBS}/gated").json()["metadata"]["resourceVersion"] == rv
     finally:
         assert new.stop() == 0
-    stored = _raw(new, PDB_KEY)
+    stored = stored_object(new, PDB_KEY)
     assert stored["apiVersion"] == "policy/v1"
     assert stored["spec"]["minAvailable"] == 1
 
@@ -290,7 +276,7 @@ def test_an_emulated_release_stores_what_the_previous_one_can_read(tmp_path: Pat
             assert http.get(f"{PDBS}/gated").json()["apiVersion"] == "policy/v1"
     finally:
         assert server.stop() == 0
-    assert _raw(server, PDB_KEY)["apiVersion"] == "policy/v1beta1"
+    assert stored_object(server, PDB_KEY)["apiVersion"] == "policy/v1beta1"
 
 
 def test_an_unknown_storage_version_is_a_usage_error(tmp_path: Path) -> None:
