@@ -91,12 +91,16 @@ def _walk_struct(
             # Go names the innermost struct and the whole field path: ``LeaseSpec.spec.x``.
             fields = go_field.partition(".")[2]
             nested = f"{fields}.{key}" if fields else key
-            _walk(value, field.schema, child, f"{struct.type_name}.{nested}", unknown)
+            canonical = _walk(value, field.schema, child, f"{struct.type_name}.{nested}", unknown)
+            if canonical is not value:
+                obj[key] = canonical
     for key in drop:
         del obj[key]
 
 
-def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[str]) -> None:
+def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[str]) -> Any:
+    """Check ``value`` against ``schema``; return it, or its canonical form where decoding
+    rewrites it (wrapped base64)."""
     json_type = schema.json_type
     if json_type is not None and (
         not isinstance(value, json_type) or (isinstance(value, bool) and bool not in json_type)
@@ -110,18 +114,22 @@ def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[st
             for item in value.values():
                 if item is not None and type(item) is not str:
                     raise _mismatch(item, values, go_field)
-            return
+            return value
         for key, item in value.items():
             if item is not None:
-                _walk(item, values, f"{path}.{key}", go_field, unknown)
+                canonical = _walk(item, values, f"{path}.{key}", go_field, unknown)
+                if canonical is not item:
+                    value[key] = canonical
     elif isinstance(schema, List):
         for i, item in enumerate(value):
             if item is not None:
-                _walk(item, schema.items, f"{path}[{i}]", go_field, unknown)
+                canonical = _walk(item, schema.items, f"{path}[{i}]", go_field, unknown)
+                if canonical is not item:
+                    value[i] = canonical
     elif isinstance(schema, Scalar):
         if schema.format == "byte":
-            _check_base64(value)
-        elif (
+            return _canonical_base64(value)
+        if (
             schema.type == "integer"
             and not -_INT_BOUNDS[schema.format] <= value < _INT_BOUNDS[schema.format]
         ):
@@ -130,28 +138,52 @@ def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[st
                 f"json: cannot unmarshal number {value} into Go struct field {go_field} "
                 f"of type {schema.type_name}"
             )
+    return value
 
 
 #: Half the range of each integer format, as Go's int32 and int64 hold them.
 _INT_BOUNDS = {"int32": 1 << 31, "int64": 1 << 63, None: 1 << 63}
 
 
-def _check_base64(value: str) -> None:
+def _canonical_base64(value: str) -> str:
+    """Check a ``[]byte`` field's base64 and return the text the server answers with.
+
+    Go's decoder skips CR and LF anywhere in the text (PEM-style wrapped lines
+    are accepted) and the object is written back from the decoded bytes, so a
+    wrapped value comes back as one unbroken line.
+    """
+    text = value.replace("\r", "").replace("\n", "") if "\n" in value or "\r" in value else value
     try:
-        binascii.a2b_base64(value.encode("ascii"), strict_mode=True)
+        decoded = binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
     except (binascii.Error, UnicodeEncodeError):
         raise DecodeTypeError(
             f"illegal base64 data at input byte {_bad_base64_offset(value)}"
         ) from None
+    if text is value:
+        return value
+    return binascii.b2a_base64(decoded, newline=False).decode("ascii")
+
+
+_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
 def _bad_base64_offset(value: str) -> int:
-    """The offset Go's base64 decoder reports: the first byte that breaks the encoding."""
-    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    """The offset Go's base64 decoder reports: the first byte that breaks the encoding.
+
+    Line breaks are skipped when grouping the text into 4-character quanta but
+    still count in the offset, as Go reports a position in the input it was given.
+    """
+    positions = [i for i, ch in enumerate(value) if ch not in "\r\n"]
+    text = "".join(value[i] for i in positions)
+    offset = _bad_offset_unwrapped(text)
+    return positions[offset] if offset < len(positions) else len(value)
+
+
+def _bad_offset_unwrapped(value: str) -> int:
     for i, ch in enumerate(value):
         if ch == "=":
             return i if (i % 4) < 2 else min(i, len(value) - 1)
-        if ch not in alphabet:
+        if ch not in _ALPHABET:
             return i
     return len(value) - len(value) % 4 if len(value) % 4 else len(value)
 
