@@ -50,6 +50,7 @@ from kapi.endpoints.protocol import (
     protocol_with_limits,
 )
 from kapi.features import FeatureGate
+from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.informer import Informer
 from kapi.registry.store import Store
 from kapi.runtime.scheme import Resource, Scheme
@@ -156,6 +157,10 @@ class APIServer:
             if shadow or ratcheting
             else None
         )
+        #: KEP-2558: disabled fields dropped, alpha and deprecated ones warned on, per write.
+        self.field_lifecycle = FieldLifecyclePolicy(
+            config.feature_gates, self.metrics.count_deprecated_field
+        )
         self.webhook_clients = WebhookClientManager()
         self.custom_resources = CustomResourceStores(
             self.scheme,
@@ -232,6 +237,7 @@ class APIServer:
                 self.admission,
                 ttl=event_ttl if resource.strategy.expires_after_event_ttl else 0,
                 declarative=self.declarative_validation,
+                field_lifecycle=self.field_lifecycle,
             )
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")

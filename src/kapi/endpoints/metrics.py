@@ -23,6 +23,7 @@ from prometheus_client import (
 from prometheus_client.utils import floatToGoString
 
 from kapi.request import RequestInfo
+from kapi.request import current as current_request
 
 # component-base exposes no ``*_created`` series; prometheus_client would add one per counter.
 disable_created_metrics()
@@ -194,6 +195,13 @@ class APIServerMetrics:
             ("group", "resource", "source"),
             registry=self.registry,
         )
+        self.deprecated_fields = Counter(
+            "kapi_requested_deprecated_fields_total",
+            "[ALPHA] Writes that set a field whose KEP-2558 lifecycle tag says deprecated, by "
+            "the API group, version and resource written and the field's path.",
+            ("group", "version", "resource", "field"),
+            registry=self.registry,
+        )
 
         # The storage version migrator's series, under the names of upstream's
         # out-of-tree migrator (kubernetes-sigs/kube-storage-version-migrator,
@@ -235,6 +243,11 @@ class APIServerMetrics:
 
     def count_ratcheted(self, group: str, resource: str, source: str, count: int) -> None:
         self.ratcheted_errors.labels(group, resource, source).inc(count)
+
+    def count_deprecated_field(self, field: str) -> None:
+        """A write in the current request set the deprecated field ``field``."""
+        info = current_request().info
+        self.deprecated_fields.labels(info.api_group, info.api_version, info.resource, field).inc()
 
     def observe(
         self,

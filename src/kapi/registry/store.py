@@ -23,6 +23,7 @@ from kapi.apimachinery import errors, field_errors, validation
 from kapi.apimachinery.field_errors import Path
 from kapi.apimachinery.unstructured import Object
 from kapi.registry.admission import Admission, Attributes, Operation
+from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.resource import ResourceFieldManagers
 from kapi.registry.json_splice import ResponseSplicer, head_first
@@ -30,6 +31,7 @@ from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.strategy import METADATA, SubresourceStrategy
 from kapi.request import current as current_request
 from kapi.runtime.cooperative import CHUNK, pause
+from kapi.runtime.lifecycle_paths import TaggedPath, tagged_paths
 from kapi.runtime.objects import deep_copy, meta, new_uid, now_rfc3339
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
@@ -109,6 +111,8 @@ class Store:
         strategy: ResourceStrategy | None = None,
         ttl: int = 0,
         declarative: DeclarativeValidation | None = None,
+        field_lifecycle: FieldLifecyclePolicy | None = None,
+        lifecycle_paths: tuple[TaggedPath, ...] | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
@@ -130,6 +134,12 @@ class Store:
         self._recode = resource.storage_version != self.hub_version
         #: The built-in declaration checked in shadow mode beside ``strategy``'s validation.
         self._declared = resource.versions[self.hub_version].schema if declarative else None
+        self._field_lifecycle = field_lifecycle
+        #: KEP-2558 tagged fields: a custom resource's from its CRD, a built-in's declared.
+        if lifecycle_paths is None:
+            hub_schema = resource.versions[self.hub_version].schema
+            lifecycle_paths = tagged_paths(hub_schema) if hub_schema is not None else ()
+        self._lifecycle_paths = lifecycle_paths if field_lifecycle is not None else ()
         self._hub_api_version = GroupVersion(resource.group, self.hub_version).api_version
         self._storage_api_version = GroupVersion(resource.group, self._storage_version).api_version
         #: The versions a built-in's values may be stored in besides the hub, by apiVersion.
@@ -396,6 +406,9 @@ class Store:
         metadata.pop("deletionTimestamp", None)
         metadata.pop("deletionGracePeriodSeconds", None)
         self.strategy.prepare_for_create(obj)
+        if self._lifecycle_paths:
+            assert self._field_lifecycle is not None
+            self._warn(self._field_lifecycle.on_create(obj, self._lifecycle_paths))
         metadata["uid"] = new_uid()
         metadata["creationTimestamp"] = now_rfc3339()
         metadata.pop("resourceVersion", None)
@@ -562,6 +575,9 @@ class Store:
             metadata = new["metadata"]
         else:
             self.strategy.prepare_for_update(new, old)
+            if self._lifecycle_paths:
+                assert self._field_lifecycle is not None
+                self._warn(self._field_lifecycle.on_update(new, old, self._lifecycle_paths))
         if not metadata.get("uid") and "uid" in old_meta:
             metadata["uid"] = old_meta["uid"]
         # Upstream ignores changes to the creation timestamp rather than rejecting them.

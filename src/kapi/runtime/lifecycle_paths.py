@@ -1,0 +1,92 @@
+"""Where a kind's lifecycle-tagged fields are (KEP-2558), found once per kind.
+
+The tags sit on schema fields (:class:`kapi.runtime.schema.Field`), but what
+a write needs is their place in an object: ``spec.strategy``, or
+``spec.template.spec.containers[*].resizePolicy`` where a list or a map lies
+on the way.  :func:`tagged_paths` walks a built-in kind's declaration for
+them; a custom resource's come from its CRD's schema (the apiextensions layer
+builds the same :class:`TaggedPath` values), and
+:func:`kapi.registry.field_lifecycle` acts on both alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from kapi.runtime.lifecycle import FieldLifecycle
+from kapi.runtime.schema import List, Map, Schema, Struct
+
+#: A path segment standing for every item of a list or every value of a map.
+EACH = "*"
+
+
+@dataclass(frozen=True)
+class TaggedPath:
+    """A tagged field, by the JSON names leading to it from the object's root."""
+
+    path: tuple[str, ...]
+    tags: tuple[FieldLifecycle, ...]
+
+    def __str__(self) -> str:
+        """``spec.containers[*].name``: the path as metrics and reports name it."""
+        out = ""
+        for segment in self.path:
+            out += "[*]" if segment == EACH else (f".{segment}" if out else segment)
+        return out
+
+    def values(self, obj: Any) -> Iterator[tuple[str, Any, dict[str, Any]]]:
+        """Each place ``obj`` sets the field: its ``field.Path`` text, value and parent object.
+
+        Items and values on the way are named as upstream's errors name them
+        (``spec.containers[0].x``, ``metadata.labels[key]``).
+        """
+        yield from _values(obj, self.path, "")
+
+
+def _values(node: Any, path: tuple[str, ...], prefix: str) -> Iterator[tuple[str, Any, Any]]:
+    segment, rest = path[0], path[1:]
+    if segment == EACH:
+        items: Any = (
+            enumerate(node)
+            if isinstance(node, list)
+            else node.items()
+            if isinstance(node, dict)
+            else ()
+        )
+        for key, item in items:
+            yield from _values(item, rest, f"{prefix}[{key}]")
+        return
+    if not isinstance(node, dict) or node.get(segment) is None:
+        return
+    here = f"{prefix}.{segment}" if prefix else segment
+    if rest:
+        yield from _values(node[segment], rest, here)
+    else:
+        yield here, node[segment], node
+
+
+@cache
+def tagged_paths(struct: Struct) -> tuple[TaggedPath, ...]:
+    """Every tagged field reachable from ``struct``, in declaration order.
+
+    A recursive type is followed once along any one path (a tag inside it is
+    found at its first level, which is where clients set it).
+    """
+    return tuple(_walk(struct, (), frozenset()))
+
+
+def _walk(schema: Schema, path: tuple[str, ...], seen: frozenset[str]) -> Iterator[TaggedPath]:
+    while isinstance(schema, List | Map):
+        schema = schema.items if isinstance(schema, List) else schema.values
+        path = (*path, EACH)
+    if not isinstance(schema, Struct) or schema.name in seen:
+        return
+    inside = seen | {schema.name}
+    for field in schema.fields:
+        here = (*path, field.name)
+        if field.lifecycle:
+            yield TaggedPath(here, field.lifecycle)
+        yield from _walk(field.schema, here, inside)
