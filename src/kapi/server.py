@@ -53,6 +53,7 @@ from kapi.features import FeatureGate
 from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.informer import Informer
 from kapi.registry.store import Store
+from kapi.runtime.lifecycle_paths import TaggedPath
 from kapi.runtime.scheme import Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.storage.interface import CompactionRound, Storage, StorageUnavailableError
@@ -446,11 +447,19 @@ class APIServer:
         *,
         version: str | None = None,
         strategy: ResourceStrategy | None = None,
+        lifecycle_paths: tuple[TaggedPath, ...] | None = None,
     ) -> Store:
         """A store over this server's storage, scheme and admission (custom resources')."""
         assert self.storage is not None
         return Store(
-            resource, self.storage, self.scheme, self.admission, version=version, strategy=strategy
+            resource,
+            self.storage,
+            self.scheme,
+            self.admission,
+            version=version,
+            strategy=strategy,
+            field_lifecycle=self.field_lifecycle,
+            lifecycle_paths=lifecycle_paths,
         )
 
     async def _compact_periodically(self) -> None:

@@ -8,12 +8,15 @@ property of any document may carry the extension.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.kapi_cli import make_kapi
+from tests.helpers.kubectl import make_kubectl
 
 EXTENSION = "x-kubernetes-api-lifecycle"
 LEASE_SPEC = "io.k8s.api.coordination.v1.LeaseSpec"
@@ -88,3 +91,40 @@ def test_nothing_before_the_field_existed(server_1_30: KapiServer) -> None:
         assert EXTENSION not in spec["strategy"]
         assert v3_tagged(http) == {}
         assert v2_tagged(http) == {}
+
+
+def _flat(text: str) -> str:
+    """Explain output with its word wrapping undone."""
+    return " ".join(text.split())
+
+
+def test_kubectl_explain_shows_the_stage_in_the_description(
+    kapi_server: KapiServer, server_1_32: KapiServer, server_1_30: KapiServer, tmp_path: Path
+) -> None:
+    for server, note in (
+        (kapi_server, "beta"),
+        (server_1_32, "alpha"),
+        (server_1_30, None),
+    ):
+        home = tmp_path / server.url.rsplit(":", 1)[1]
+        home.mkdir()
+        kubectl = make_kubectl(server, home)
+        page = _flat(kubectl.ok("explain", "lease.spec.strategy").stdout)
+        sentence = "Lifecycle (kubernetes): {}, feature gate CoordinatedLeaderElection"
+        if note is None:
+            assert "Lifecycle (kubernetes)" not in page
+        else:
+            assert sentence.format(note) + ", field since v1.31." in page
+
+
+def test_kapi_explain_shows_a_lifecycle_block_and_marks(kapi_server: KapiServer) -> None:
+    kapi = make_kapi(kapi_server)
+    field = kapi.ok("explain", "lease.spec.strategy").stdout.splitlines()
+    block = field.index("LIFECYCLE:")
+    assert field[block + 1] == (
+        "    kubernetes: beta, feature gate CoordinatedLeaderElection, field since v1.31"
+    )
+    fields = kapi.ok("explain", "lease.spec").out_lines
+    assert "  strategy\t<string> -beta-" in fields
+    assert "  preferredHolder\t<string> -beta-" in fields
+    assert "  holderIdentity\t<string>" in fields

@@ -16,8 +16,11 @@ from typing import Protocol
 from kapi.apiextensions.resource import custom_resource
 from kapi.apiextensions.strategy import RatchetingMetrics
 from kapi.apimachinery.unstructured import Object
+from kapi.apis import crd_lifecycle
+from kapi.apis.crd_internal import root_schema
 from kapi.features import FeatureGate
 from kapi.registry.store import Store
+from kapi.runtime.lifecycle_paths import TaggedPath
 from kapi.runtime.scheme import Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.webhook import WebhookClientManager
@@ -36,6 +39,7 @@ class StoreFactory(Protocol):
         *,
         version: str | None = None,
         strategy: ResourceStrategy | None = None,
+        lifecycle_paths: tuple[TaggedPath, ...] | None = None,
     ) -> Store: ...
 
 
@@ -112,9 +116,13 @@ class CustomResourceStores:
         resource = built.resource
         self._scheme.add(resource)
         self._stores[(resource.group, resource.plural)] = self._new_store(resource)
+        schemas = {v["name"]: root_schema(v.get("schema")) for v in crd["spec"]["versions"]}
         for version, strategy in built.strategies.items():
             self._version_stores[(resource.group, resource.plural, version)] = self._new_store(
-                resource, version=version, strategy=strategy
+                resource,
+                version=version,
+                strategy=strategy,
+                lifecycle_paths=crd_lifecycle.tagged_paths(schemas.get(version)),
             )
         self._crds[name] = crd
 

@@ -37,6 +37,7 @@ from kapi.apimachinery.validation import (
     validate_immutable_field,
     validate_object_meta,
 )
+from kapi.apis import crd_lifecycle
 from kapi.apis.crd_internal import (
     SCHEMA_FIELDS,
     InternalSpec,
@@ -550,7 +551,7 @@ def _validate_validation(
     schema_path = path.child("openAPIV3Schema")
     errs = _status_root_errors(schema, schema_path) if status_enabled else []
     errs += _schema_errors(schema, schema_path, require_structural)
-    return errs
+    return errs + crd_lifecycle.schema_errors(schema, schema_path)
 
 
 _IF_STATUS: Final = " if the status subresource is enabled"

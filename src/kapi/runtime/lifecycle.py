@@ -24,18 +24,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kapi.features import KNOWN_FEATURES, Stage, spec_at
 from kapi.version import Version
 
+#: The OpenAPI extension a tagged field's schema carries.
+EXTENSION = "x-kubernetes-api-lifecycle"
 #: Release form the KEP allows in ``minVersion`` for the ``kubernetes`` component.
 MIN_VERSION = re.compile(r"v[1-9][0-9]*\.(0|[1-9][0-9]*)")
 #: Stages a tag may name; a GA field carries no tag at all.
 STATUSES = ("alpha", "beta", "deprecated")
 
+#: A component's release in ``minVersion`` elsewhere (``v3.0.0``, as the KEP's istio example).
+COMPONENT_MIN_VERSION = re.compile(r"v(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)){1,2}")
+#: A component's name: ``kubernetes``, or a project's DNS-style name (``example.com``).
+COMPONENT = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")
+#: The keys a tag may set, in the order it prints them.
+KEYS = ("minVersion", "status", "featureGate")
+
 _PREFIX = "+lifecycle:"
-_COMPONENT = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")
-_KEYS = ("minVersion", "status", "featureGate")
 
 
 class LifecycleSyntaxError(ValueError):
@@ -80,15 +88,15 @@ def parse(text: str) -> FieldLifecycle:
     if not line.startswith(_PREFIX):
         raise LifecycleSyntaxError(f"{text!r}: a lifecycle tag starts with {_PREFIX!r}")
     component, sep, body = line[len(_PREFIX) :].partition(":")
-    if not sep or not _COMPONENT.fullmatch(component):
+    if not sep or not COMPONENT.fullmatch(component):
         raise LifecycleSyntaxError(f"{text!r}: expected +lifecycle:<component>:<key>=<value>,...")
     values: dict[str, str] = {}
     for item in body.split(","):
         key, eq, value = item.partition("=")
         if not eq or not value:
             raise LifecycleSyntaxError(f"{text!r}: {item!r} is not <key>=<value>")
-        if key not in _KEYS:
-            expected = ", ".join(_KEYS)
+        if key not in KEYS:
+            expected = ", ".join(KEYS)
             raise LifecycleSyntaxError(f"{text!r}: unknown key {key!r} (expected {expected})")
         if key in values:
             raise LifecycleSyntaxError(f"{text!r}: key {key!r} given twice")
@@ -138,3 +146,24 @@ def extension(
         if resolved is not None:
             out[resolved.component] = resolved.extension()
     return out
+
+
+def note(description: str, extension_value: dict[str, Any]) -> str:
+    """``description`` with a sentence per component saying the field's lifecycle.
+
+    ``kubectl explain`` shows descriptions but not extensions, so the published
+    description carries the stage too: ``Lifecycle (kubernetes): alpha, feature
+    gate CoordinatedLeaderElection, field since v1.31.``
+    """
+    sentences = []
+    for component, tag in extension_value.items():
+        if not isinstance(tag, dict):
+            continue  # a CRD stored before its tags were checked: say nothing of it
+        parts = [tag["status"]] if tag.get("status") else []
+        if tag.get("featureGate"):
+            parts.append(f"feature gate {tag['featureGate']}")
+        if tag.get("minVersion"):
+            parts.append(f"field since {tag['minVersion']}")
+        if parts:
+            sentences.append(f"Lifecycle ({component}): {', '.join(map(str, parts))}.")
+    return " ".join(filter(None, (description, *sentences)))

@@ -15,8 +15,10 @@ import sys
 from dataclasses import dataclass, field
 
 from kapi.apimachinery.unstructured import Object as JSON
+from kapi.runtime.lifecycle import EXTENSION as LIFECYCLE_EXTENSION
 from kapi.runtime.lifecycle import FieldLifecycle
 from kapi.runtime.lifecycle import extension as lifecycle_extension
+from kapi.runtime.lifecycle import note as lifecycle_note
 from kapi.version import Version
 
 
@@ -219,13 +221,17 @@ class Struct(Schema):
             properties: JSON = {}
             for f in self.fields:
                 prop = _with_default(f.schema, refs)
-                if f.description:
-                    prop = {"description": f.description, **prop}
+                lifecycle = lifecycle_extension(f.lifecycle, version) if f.lifecycle else None
+                # kubectl explain prints descriptions, not extensions: say the stage there too.
+                description = (
+                    lifecycle_note(f.description, lifecycle) if lifecycle else f.description
+                )
+                if description:
+                    prop = {"description": description, **prop}
                 if f.patch_strategy:
                     prop["x-kubernetes-patch-strategy"] = f.patch_strategy
-                lifecycle = lifecycle_extension(f.lifecycle, version) if f.lifecycle else None
                 if lifecycle:
-                    prop["x-kubernetes-api-lifecycle"] = lifecycle
+                    prop[LIFECYCLE_EXTENSION] = lifecycle
                 properties[f.name] = prop
             schema["properties"] = properties
         required = [f.name for f in self.fields if f.required]

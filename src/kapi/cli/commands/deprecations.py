@@ -14,8 +14,10 @@ that, and this command reads either or both:
   agent) and when last.
 
 Only the names upstream writes are read, so the same command works on the
-metrics and audit logs of a real kube-apiserver.  The replacement comes from
-kapi's own lifecycle data (:mod:`kapi.apis.lifecycles`), the data its
+metrics and audit logs of a real kube-apiserver.  kapi's metrics also count
+writes that set a field whose KEP-2558 lifecycle tag says deprecated
+(``kapi_requested_deprecated_fields_total``); those are listed below the APIs.
+The replacement comes from kapi's own lifecycle data (:mod:`kapi.apis.lifecycles`), the data its
 warnings are made from.
 """
 
@@ -41,6 +43,8 @@ from kapi.version import Version
 #: The gauge and counter of upstream's ``endpoints/metrics``.
 DEPRECATED_GAUGE = "apiserver_requested_deprecated_apis"
 REQUEST_COUNTER = "apiserver_request_total"
+#: kapi's counter of writes setting a deprecated field (its ``_total`` sample).
+DEPRECATED_FIELDS_COUNTER = "kapi_requested_deprecated_fields_total"
 #: The audit annotations upstream puts on requests for deprecated APIs.
 DEPRECATED_ANNOTATION = "k8s.io/deprecated"
 REMOVED_RELEASE_ANNOTATION = "k8s.io/removed-release"
@@ -137,6 +141,46 @@ def usages_from_metrics(text: str) -> dict[Key, DeprecatedAPIUsage]:
     for key, usage in usages.items():
         usage.requests = int(counts.get(key, 0.0))
     return usages
+
+
+@dataclass(frozen=True)
+class DeprecatedFieldUsage:
+    """Writes to one resource that set one deprecated field, as the metrics count them."""
+
+    group: str
+    version: str
+    resource: str
+    #: The tagged field, ``[*]`` standing for every item (``spec.ports[*].legacy``).
+    field: str
+    writes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "version": self.version,
+            "resource": self.resource,
+            "field": self.field,
+            "writes": self.writes,
+        }
+
+
+def field_usages_from_metrics(text: str) -> list[DeprecatedFieldUsage]:
+    """The deprecated fields a ``/metrics`` text says writes set, by resource and field."""
+    usages = []
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == DEPRECATED_FIELDS_COUNTER and sample.value > 0:
+                labels = sample.labels
+                usages.append(
+                    DeprecatedFieldUsage(
+                        labels.get("group", ""),
+                        labels.get("version", ""),
+                        labels.get("resource", ""),
+                        labels.get("field", ""),
+                        int(sample.value),
+                    )
+                )
+    return sorted(usages, key=lambda u: (u.group, u.resource, u.version, u.field))
 
 
 def _key(labels: Mapping[str, str]) -> Key:
@@ -277,15 +321,34 @@ def render_table(usages: list[DeprecatedAPIUsage], *, audited: bool) -> str:
     return "".join(line + "\n" for line in printers.align(rows))
 
 
+def render_fields_table(usages: list[DeprecatedFieldUsage]) -> str:
+    rows = [["API", "RESOURCE", "DEPRECATED FIELD", "WRITES"]]
+    for usage in usages:
+        api = f"{usage.group}/{usage.version}" if usage.group else usage.version
+        rows.append([api, usage.resource, usage.field, str(usage.writes)])
+    return "".join(line + "\n" for line in printers.align(rows))
+
+
 def write_report(
-    out: TextIO, usages: Iterable[DeprecatedAPIUsage], output: str | None, *, audited: bool
+    out: TextIO,
+    usages: Iterable[DeprecatedAPIUsage],
+    output: str | None,
+    *,
+    audited: bool,
+    fields: list[DeprecatedFieldUsage] | None = None,
 ) -> None:
     ordered = sorted(usages, key=DeprecatedAPIUsage.sort_key)
+    fields = fields or []
     if output in ("json", "yaml"):
-        document = {"items": [usage.to_dict() for usage in ordered]}
+        document: dict[str, Any] = {"items": [usage.to_dict() for usage in ordered]}
+        if fields:
+            document["fields"] = [usage.to_dict() for usage in fields]
         out.write(printers.to_json(document) if output == "json" else printers.to_yaml(document))
-    elif ordered:
+        return
+    if ordered:
         out.write(render_table(ordered, audited=audited))
+    if fields:
+        out.write(("\n" if ordered else "") + render_fields_table(fields))
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -360,6 +423,12 @@ def _report(out: TextIO, err: TextIO, args: argparse.Namespace, metrics: str | N
         if reader.skipped:
             err.write(f"warning: skipped {reader.skipped} lines that are not JSON objects\n")
     found = [u for u in usages.values() if args.removed_in in (None, u.removed_in())]
-    if not found and args.output is None:
+    # Deprecated fields have no removal release: a --removed-in question leaves them out.
+    fields = (
+        field_usages_from_metrics(metrics)
+        if metrics is not None and args.removed_in is None
+        else []
+    )
+    if not found and not fields and args.output is None:
         err.write("No deprecated API requests found\n")
-    write_report(out, found, args.output, audited=bool(args.audit_logs))
+    write_report(out, found, args.output, audited=bool(args.audit_logs), fields=fields)

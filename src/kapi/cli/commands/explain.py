@@ -16,6 +16,7 @@ import json
 
 from kapi.apimachinery.unstructured import Object as Schema
 from kapi.cli.commands.session import CommandError, Session
+from kapi.runtime.lifecycle import EXTENSION as LIFECYCLE_EXTENSION
 
 #: kubectl wraps description lines at this many columns, indent included.
 _WRAP = 80
@@ -45,6 +46,7 @@ def explain(session: Session, args: argparse.Namespace) -> None:
         description = _field_description(document, schema)
     if path:
         lines += [f"FIELD: {path[-1]} <{type_guess(document, schema)}>", "", ""]
+        lines += _lifecycle_lines(schema)
     lines += ["DESCRIPTION:", *_indented(description or "<empty>", 4), "    "]
     target = _resolved(document, _element(document, schema))
     properties = target.get("properties") or {}
@@ -56,8 +58,35 @@ def explain(session: Session, args: argparse.Namespace) -> None:
     session.out.write("\n".join(lines) + "\n\n")
 
 
+def _lifecycle_lines(schema: Schema) -> list[str]:
+    """A ``LIFECYCLE:`` block for a KEP-2558 tagged field, one line a component.
+
+    kubectl shows none (it prints no extensions); kapi reads the same
+    ``x-kubernetes-api-lifecycle`` the server publishes.
+    """
+    tags = schema.get(LIFECYCLE_EXTENSION)
+    if not isinstance(tags, dict) or not tags:
+        return []
+    lines = ["LIFECYCLE:"]
+    for component, tag in tags.items():
+        parts = [str(tag.get("status") or "available")]
+        if tag.get("featureGate"):
+            parts.append(f"feature gate {tag['featureGate']}")
+        lines.append(f"    {component}: {', '.join(parts)}, field since {tag.get('minVersion')}")
+    return [*lines, "", ""]
+
+
+def _stage_mark(schema: Schema) -> str:
+    """`` -alpha-`` and the like after a tagged field's type, as ``-required-`` is shown."""
+    tags = schema.get(LIFECYCLE_EXTENSION)
+    if not isinstance(tags, dict):
+        return ""
+    stages = sorted({str(t.get("status")) for t in tags.values() if isinstance(t, dict)} - {"None"})
+    return "".join(f" -{stage}-" for stage in stages)
+
+
 def _field_lines(document: Schema, name: str, schema: Schema, required: bool) -> list[str]:
-    mark = " -required-" if required else ""
+    mark = (" -required-" if required else "") + _stage_mark(schema)
     lines = [f"  {name}\t<{type_guess(document, schema)}>{mark}"]
     enum = schema.get("enum") or _resolved(document, schema).get("enum")
     if enum:

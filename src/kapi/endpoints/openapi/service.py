@@ -42,6 +42,8 @@ from kapi.endpoints.openapi.specs import GroupVersionSpec, Specs
 from kapi.endpoints.scheme_cache import SchemeCache
 from kapi.endpoints.servecontent import serve_content
 from kapi.runtime import schema, serializer
+from kapi.runtime.lifecycle import EXTENSION as LIFECYCLE_EXTENSION
+from kapi.runtime.lifecycle import note as lifecycle_note
 from kapi.runtime.meta import ListMeta, ObjectMeta, list_struct
 from kapi.runtime.scheme import Resource, Scheme
 
@@ -243,8 +245,29 @@ def _custom_definition_name(resource: Resource, version: str) -> str:
     return ".".join([*reversed(resource.group.split(".")), version, resource.kind])
 
 
+def _lifecycle_notes(schema: Object) -> Object:
+    """``schema`` with each KEP-2558 tagged field's lifecycle said in its description too.
+
+    kubectl explain prints descriptions but not extensions; built-in kinds get
+    the same sentence from :meth:`kapi.runtime.schema.Struct.definition`.
+    """
+    out = dict(schema)
+    if isinstance(extension := schema.get(LIFECYCLE_EXTENSION), dict):
+        out["description"] = lifecycle_note(str(schema.get("description", "")), extension)
+    if isinstance(properties := schema.get("properties"), dict):
+        out["properties"] = {
+            name: _lifecycle_notes(prop) if isinstance(prop, dict) else prop
+            for name, prop in properties.items()
+        }
+    for key in ("items", "additionalProperties"):
+        if isinstance(child := schema.get(key), dict):
+            out[key] = _lifecycle_notes(child)
+    return out
+
+
 def _custom_definitions(resource: Resource, version: str, name: str, crd_schema: Object) -> Object:
     """A custom resource's schema with the standard fields added, and its list (upstream)."""
+    crd_schema = _lifecycle_notes(crd_schema)
     gvk = [gvk_dict((resource.group, version, resource.kind))]
     properties = {
         "apiVersion": {"type": "string", "description": "APIVersion of this object."},
