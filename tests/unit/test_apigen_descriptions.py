@@ -110,3 +110,42 @@ def test_the_checks_catch_lifted_text() -> None:
     assert any(phrase.lower() in lifted.lower() for phrase in UPSTREAM_BOILERPLATE)
     assert not TYPE_KEY.match("apps/v1/Deployment")
     assert TYPE_KEY.match("v1beta1/DeploymentSpec")
+
+
+def generated_structs() -> dict[int, tuple[Any, list[tuple[str, str, str]]]]:
+    """Every Struct the generated modules export under a Go type name, with the
+    (group, version, attribute) places it is exported from."""
+    import importlib
+    import pkgutil
+
+    from kapi.runtime import meta
+    from kapi.runtime.schema import Struct
+
+    package = importlib.import_module("kapi.apis.generated")
+    shared = {id(value) for value in vars(meta).values() if isinstance(value, Struct)}
+    found: dict[int, tuple[Any, list[tuple[str, str, str]]]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        group, _, version = info.name.rpartition("_")
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for attribute, value in vars(module).items():
+            if isinstance(value, Struct) and attribute[:1].isupper() and id(value) not in shared:
+                found.setdefault(id(value), (value, []))[1].append((group, version, attribute))
+    return found
+
+
+def test_every_generated_field_has_a_description_here() -> None:
+    pytest.importorskip("kapi.apis.generated")
+    loaded = {group: load(group) for group in GROUPS}
+    missing = []
+    for struct, places in generated_structs().values():
+        for field in struct.fields:
+            if field.name in ("apiVersion", "kind"):
+                continue
+            described = any(
+                field.name in loaded.get(group, {}).get(f"{version}/{name}", {})
+                or field.name in loaded.get(group, {}).get(name, {})
+                for group, version, name in places
+            )
+            if not described:
+                missing.append(f"{places[0][0]}/{places[0][1]} {places[0][2]}.{field.name}")
+    assert missing == []
