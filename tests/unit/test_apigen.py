@@ -319,5 +319,7 @@ def test_openapi_has_upstreams_list_types_and_merge_keys() -> None:
     assert schemas["io.k8s.api.core.v1.Pod"]["x-kubernetes-group-version-kind"] == [
         {"group": "", "version": "v1", "kind": "Pod"}
     ]
+    service_spec = components([core_v1.Service])["io.k8s.api.core.v1.ServiceSpec"]["properties"]
+    assert service_spec["selector"]["x-kubernetes-map-type"] == "atomic"  # +mapType=atomic
     quantity = schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"]
     assert quantity["oneOf"] == [{"type": "string"}, {"type": "number"}]

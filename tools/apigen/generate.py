@@ -312,7 +312,10 @@ class Generator:
             return f"s.List({', '.join(args)})"
         if expr.startswith("map[string]"):
             value_expr, value_enum = self.resolve(expr[len("map[string]") :])
-            return f"s.Map({self.schema(value_expr, value_enum, {})})"
+            values = self.schema(value_expr, value_enum, {})
+            if field.get("mapType"):
+                return f's.Map({values}, map_type="{field["mapType"]}")'
+            return f"s.Map({values})"
         facts = self.type_facts(expr)
         if expr in HAND_DECLARED or (facts is not None and facts["kind"] == "struct"):
             return self.ref(expr, proto=False)

@@ -2642,7 +2642,7 @@ PersistentVolumeClaimStatus = s.Struct(
         s.Field("accessModes", s.List(s.STRING), "Access modes of the bound volume."),
         s.Field(
             "allocatedResourceStatuses",
-            s.Map(s.STRING),
+            s.Map(s.STRING, map_type="granular"),
             (
                 "Progress of a resize for each resource, such as "
                 "ControllerResizeInProgress or NodeResizePending."
@@ -3542,7 +3542,7 @@ PodSpec = s.Struct(
         ),
         s.Field(
             "nodeSelector",
-            s.Map(s.STRING),
+            s.Map(s.STRING, map_type="atomic"),
             ("Node labels (key and value) that a node needs for this pod to go there."),
         ),
         s.Field("os", PodOS, "The operating system the pod's containers need."),
@@ -3919,7 +3919,7 @@ ReplicationControllerSpec = s.Struct(
         s.Field("replicas", s.INT32, "How many pods to keep running. Defaults to 1."),
         s.Field(
             "selector",
-            s.Map(s.STRING),
+            s.Map(s.STRING, map_type="atomic"),
             (
                 "Label equality map that picks the pods this controller owns. "
                 "Defaults to the template's labels when empty."
@@ -4227,7 +4227,7 @@ ServiceSpec = s.Struct(
         ),
         s.Field(
             "selector",
-            s.Map(s.STRING),
+            s.Map(s.STRING, map_type="atomic"),
             (
                 "Labels of the pods that receive the traffic. When empty, "
                 "endpoints are managed by hand. Ignored for type "

@@ -511,7 +511,11 @@ ScaleStatus = s.Struct(
     "io.k8s.api.extensions.v1beta1.ScaleStatus",
     (
         s.Field("replicas", s.INT32, "The current number of replicas.", required=True),
-        s.Field("selector", s.Map(s.STRING), "Equality labels of the counted pods, as a map."),
+        s.Field(
+            "selector",
+            s.Map(s.STRING, map_type="atomic"),
+            "Equality labels of the counted pods, as a map.",
+        ),
         s.Field(
             "targetSelector",
             s.STRING,
