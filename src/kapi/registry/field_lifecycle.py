@@ -17,13 +17,11 @@ shown in docs/field-lifecycle.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
+from kapi.apimachinery.unstructured import Object
 from kapi.features import KNOWN_FEATURES, FeatureGate
 from kapi.runtime.lifecycle import FieldLifecycle, at_version
 from kapi.runtime.lifecycle_paths import TaggedPath
-
-Object = dict[str, Any]
 
 
 def dropped_warning(where: str, gate: str) -> str:
