@@ -1535,17 +1535,12 @@ def validate_pod_update(
                 )
             )
             break
-    old_gates = [_str(g.get("name")) for g in _objs(old_spec.get("schedulingGates"))]
+    old_gates = {_str(g.get("name")) for g in _objs(old_spec.get("schedulingGates"))}
     for i, gate in enumerate(_objs(new_spec.get("schedulingGates"))):
-        if _str(gate.get("name")) not in old_gates:
-            errs.append(
-                forbidden(
-                    _SPEC.child("schedulingGates").index(i),
-                    "only deletion is allowed, but found new scheduling gate '"
-                    + _str(gate.get("name"))
-                    + "'",
-                )
-            )
+        gate_name = _str(gate.get("name"))
+        if gate_name not in old_gates:
+            detail = f"only deletion is allowed, but found new scheduling gate '{gate_name}'"
+            errs.append(forbidden(_SPEC.child("schedulingGates").index(i).child("name"), detail))
     if new_spec == old_spec:
         return errs
     munged = dict(new_spec)
