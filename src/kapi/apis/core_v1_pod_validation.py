@@ -284,7 +284,8 @@ def _validate_resource_quantity(name: str, q: Quantity, path: Path, errs: list[F
         errs.append(invalid(path, str(q), validation.IS_NEGATIVE_ERROR_MSG))
     is_integer = name in _INTEGER_RESOURCES or is_extended_resource_name(name)
     if is_integer and (q.amount * 1000).to_integral_value() % 1000 != 0:
-        errs.append(invalid(path, str(q), IS_NOT_INTEGER_ERROR_MSG))
+        # A Quantity prints with its String(): unquoted.
+        errs.append(invalid(path, GoSyntax(str(q)), IS_NOT_INTEGER_ERROR_MSG))
 
 
 def _huge_page_value_error(name: str, q: Quantity) -> str | None:
