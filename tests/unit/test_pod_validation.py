@@ -556,3 +556,21 @@ def test_pod_update_tolerations_only_added() -> None:
         "spec.tolerations: Forbidden: existing toleration can not be modified except its "
         "tolerationSeconds"
     ]
+
+
+def test_host_network_ports() -> None:
+    """A template may leave the host port to the Pod's defaulting; any other value must match."""
+    ports = [{"containerPort": 80}, {"containerPort": 81, "hostPort": 8081}]
+    spec = pod_spec(container(ports=ports), hostNetwork=True)
+    assert errors_of(spec) == [
+        "spec.containers[0].ports[1].hostPort: Invalid value: 8081: "
+        "must match `containerPort` when `hostNetwork` is true"
+    ]
+    pod = {"spec": {"hostNetwork": True, "containers": [container(ports=ports[:1])]}}
+    default_pod(pod)  # host port defaulted to the container port
+    assert validate_pod_create(pod) == []
+    pod["spec"]["containers"][0]["ports"][0]["hostPort"] = 0
+    assert messages(validate_pod_create(pod)) == [
+        "spec.containers[0].ports[0].hostPort: Invalid value: 0: "
+        "must match `containerPort` when `hostNetwork` is true"
+    ]

@@ -19,6 +19,7 @@ OS-specific rules) accept what they are given.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -49,6 +50,8 @@ class PodValidationOptions:
 
     #: ``RelaxedEnvironmentVariableValidation`` (GA): any printable ASCII but '='.
     allow_relaxed_environment_variable_validation: bool = True
+    #: The spec is a Pod's (not a template's): under ``hostNetwork`` a host port must be set.
+    resource_is_pod: bool = False
 
 
 DEFAULT_OPTIONS: Final = PodValidationOptions()
@@ -1293,6 +1296,26 @@ def _enum(value: Any, path: Path, allowed: tuple[str, ...]) -> list[FieldError]:
     return []
 
 
+def _host_network_ports(
+    spec: Object, containers: list[Object], path: Path, opts: PodValidationOptions
+) -> list[FieldError]:
+    """``validatePodHostNetworkDeps``: a host port equals its container port.
+
+    A template may leave it 0: the Pod made from it gets it defaulted.
+    """
+    if spec.get("hostNetwork") is not True:
+        return []
+    errs: list[FieldError] = []
+    detail = "must match `containerPort` when `hostNetwork` is true"
+    for i, container in enumerate(containers):
+        ports_path = path.child("containers").index(i).child("ports")
+        for j, port in enumerate(_objs(container.get("ports"))):
+            host_port, container_port = _int(port.get("hostPort")), _int(port.get("containerPort"))
+            if (opts.resource_is_pod or host_port != 0) and host_port != container_port:
+                errs.append(invalid(ports_path.index(j).child("hostPort"), host_port, detail))
+    return errs
+
+
 def validate_pod_spec(
     spec: Object, path: Path, *, opts: PodValidationOptions | None = None
 ) -> list[FieldError]:
@@ -1332,6 +1355,7 @@ def validate_pod_spec(
         path.child("ephemeralContainers"),
         opts,
     )
+    errs += _host_network_ports(spec, containers, path, opts)
     errs += _enum(spec.get("restartPolicy"), path.child("restartPolicy"), RESTART_POLICIES)
     errs += _enum(spec.get("dnsPolicy"), path.child("dnsPolicy"), DNS_POLICIES)
     node_selector = spec.get("nodeSelector")
@@ -1448,12 +1472,16 @@ def _pod_only(pod: Object) -> list[FieldError]:
     return errs
 
 
+def _for_pod(opts: PodValidationOptions | None) -> PodValidationOptions:
+    return dataclasses.replace(opts or DEFAULT_OPTIONS, resource_is_pod=True)
+
+
 def validate_pod_create(
     pod: Object, *, opts: PodValidationOptions | None = None
 ) -> list[FieldError]:
     """``ValidatePodCreate`` without the metadata (the generic store checks that)."""
     spec = _obj(pod.get("spec"))
-    errs = validate_pod_spec(spec, _SPEC, opts=opts) + _pod_only(pod)
+    errs = validate_pod_spec(spec, _SPEC, opts=_for_pod(opts)) + _pod_only(pod)
     if _objs(spec.get("ephemeralContainers")):
         errs.append(forbidden(_SPEC.child("ephemeralContainers"), "cannot be set on create"))
     if _str(spec.get("nodeName")) and _objs(spec.get("schedulingGates")):
@@ -1499,7 +1527,7 @@ def validate_pod_update(
     gates (and a negative grace period turned into 1) may change."""
     new_spec = _obj(new.get("spec"))
     old_spec = _obj(old.get("spec"))
-    errs = validate_pod_spec(new_spec, _SPEC, opts=opts) + _pod_only(new)
+    errs = validate_pod_spec(new_spec, _SPEC, opts=_for_pod(opts)) + _pod_only(new)
     for key in ("containers", "initContainers"):
         container_errs, stop = _container_updates(
             _objs(new_spec.get(key)), _objs(old_spec.get(key)), _SPEC.child(key)
