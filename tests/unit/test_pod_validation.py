@@ -574,3 +574,62 @@ def test_host_network_ports() -> None:
         "spec.containers[0].ports[0].hostPort: Invalid value: 0: "
         "must match `containerPort` when `hostNetwork` is true"
     ]
+
+
+def test_tolerations() -> None:
+    spec = pod_spec(
+        tolerations=[
+            {"operator": "Equal", "value": "v"},
+            {"key": "k", "operator": "Exists", "value": "v"},
+            {"key": "k", "operator": "In"},
+            {"key": "k", "value": "v", "effect": "NoSchedule", "tolerationSeconds": 5},
+            {"key": "k", "operator": "Exists", "effect": "Never"},
+        ]
+    )
+    assert errors_of(spec) == [
+        'spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when '
+        '`key` is empty, which means "match all values and all keys"',
+        'spec.tolerations[1].operator: Invalid value: core.Toleration{Key:"k", '
+        'Operator:"Exists", Value:"v", Effect:"", TolerationSeconds:(*int64)(nil)}: '
+        "value must be empty when `operator` is 'Exists'",
+        'spec.tolerations[2].operator: Unsupported value: "In": supported values: "Equal", '
+        '"Exists"',
+        'spec.tolerations[3].effect: Invalid value: "NoSchedule": effect must be '
+        "'NoExecute' when `tolerationSeconds` is set",
+        'spec.tolerations[4].effect: Unsupported value: "Never": supported values: '
+        '"NoSchedule", "PreferNoSchedule", "NoExecute"',
+    ]
+
+
+def test_security_context_ids() -> None:
+    spec = pod_spec(
+        container(securityContext={"runAsUser": -1}),
+        securityContext={"fsGroup": 2**31, "supplementalGroups": [1, -5]},
+        shareProcessNamespace=True,
+        hostPID=True,
+    )
+    assert errors_of(spec) == [
+        "spec.containers[0].securityContext.runAsUser: Invalid value: -1: "
+        "must be between 0 and 2147483647, inclusive",
+        "spec.securityContext.fsGroup: Invalid value: 2147483648: "
+        "must be between 0 and 2147483647, inclusive",
+        "spec.securityContext.supplementalGroups[1]: Invalid value: -5: "
+        "must be between 0 and 2147483647, inclusive",
+        "spec.securityContext.shareProcessNamespace: Invalid value: true: "
+        "ShareProcessNamespace and HostPID cannot both be enabled",
+    ]
+
+
+@pytest.mark.parametrize("cost", ["+1", "007", "1.5", "2147483648", "x"])
+def test_pod_deletion_cost_annotation(cost: str) -> None:
+    key = "controller.kubernetes.io/pod-deletion-cost"
+    template: dict[str, Any] = {
+        "metadata": {"annotations": {key: cost}},
+        "spec": {"containers": [container()]},
+    }
+    default_pod_template(template)
+    assert messages(validate_pod_template_spec(template, TEMPLATE)) == [
+        f'spec.template.annotations[{key}]: Invalid value: "{cost}": must be a 32bit integer'
+    ]
+    template["metadata"]["annotations"][key] = "-10"
+    assert validate_pod_template_spec(template, TEMPLATE) == []

@@ -1107,6 +1107,7 @@ def _validate_container_common(
     errs += validate_resource_requirements(
         container.get("resources"), path.child("resources"), pod_claim_names=claim_names
     )
+    errs += _id_errors(_obj(container.get("securityContext")), path.child("securityContext"))
     return errs
 
 
@@ -1296,6 +1297,115 @@ def _enum(value: Any, path: Path, allowed: tuple[str, ...]) -> list[FieldError]:
     return []
 
 
+_MAX_ID: Final = 2**31 - 1
+
+
+def _id_errors(context: Object, path: Path) -> list[FieldError]:
+    """``IsValidUserID`` / ``IsValidGroupID`` of ``runAsUser`` and ``runAsGroup``."""
+    errs: list[FieldError] = []
+    for key in ("runAsUser", "runAsGroup"):
+        value = _int_or_none(context.get(key))
+        if value is not None and not 0 <= value <= _MAX_ID:
+            errs.append(
+                invalid(path.child(key), value, validation.inclusive_range_error(0, _MAX_ID))
+            )
+    return errs
+
+
+def _pod_security_context(spec: Object, path: Path) -> list[FieldError]:
+    """The IDs of ``validatePodSpecSecurityContext`` and its process-namespace rule."""
+    context = _obj(spec.get("securityContext"))
+    errs: list[FieldError] = []
+    range_msg = validation.inclusive_range_error(0, _MAX_ID)
+    fs_group = _int_or_none(context.get("fsGroup"))
+    if fs_group is not None and not 0 <= fs_group <= _MAX_ID:
+        errs.append(invalid(path.child("fsGroup"), fs_group, range_msg))
+    errs += _id_errors(context, path)
+    groups = context.get("supplementalGroups")
+    for i, gid in enumerate(groups if isinstance(groups, list) else ()):
+        value = _int(gid)
+        if not 0 <= value <= _MAX_ID:
+            errs.append(invalid(path.child("supplementalGroups").index(i), value, range_msg))
+    share = spec.get("shareProcessNamespace")
+    if share is True and spec.get("hostPID") is True:
+        detail = "ShareProcessNamespace and HostPID cannot both be enabled"
+        errs.append(invalid(path.child("shareProcessNamespace"), True, detail))
+    return errs
+
+
+TOLERATION_OPERATORS: Final = ("Equal", "Exists")
+TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _toleration_go_syntax(toleration: Object) -> GoSyntax:
+    """``%#v`` of an internal ``core.Toleration`` (a set ``tolerationSeconds`` prints as an
+    address upstream; kapi prints a stand-in)."""
+    seconds = "(*int64)(nil)" if toleration.get("tolerationSeconds") is None else "(*int64)(0x0)"
+    fields = ", ".join(
+        f"{go}:{json.dumps(_str(toleration.get(key)))}"
+        for go, key in (
+            ("Key", "key"),
+            ("Operator", "operator"),
+            ("Value", "value"),
+            ("Effect", "effect"),
+        )
+    )
+    return GoSyntax(f"core.Toleration{{{fields}, TolerationSeconds:{seconds}}}")
+
+
+def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
+    """``ValidateTolerations``."""
+    errs: list[FieldError] = []
+    for i, toleration in enumerate(_objs(tolerations)):
+        idx_path = path.index(i)
+        key = _str(toleration.get("key"))
+        operator = _str(toleration.get("operator"))
+        value = _str(toleration.get("value"))
+        effect = _str(toleration.get("effect"))
+        if key:
+            errs += validation.validate_label_name(key, idx_path.child("key"))
+        if not key and operator != "Exists":
+            detail = (
+                'operator must be Exists when `key` is empty, which means "match all values and '
+                'all keys"'
+            )
+            errs.append(invalid(idx_path.child("operator"), operator, detail))
+        if toleration.get("tolerationSeconds") is not None and effect != "NoExecute":
+            detail = "effect must be 'NoExecute' when `tolerationSeconds` is set"
+            errs.append(invalid(idx_path.child("effect"), effect, detail))
+        if operator in ("Equal", ""):
+            messages = validation.is_valid_label_value(value)
+            if messages:
+                errs.append(invalid(idx_path.child("operator"), value, ";".join(messages)))
+        elif operator == "Exists":
+            if value:
+                detail = "value must be empty when `operator` is 'Exists'"
+                errs.append(
+                    invalid(idx_path.child("operator"), _toleration_go_syntax(toleration), detail)
+                )
+        else:
+            errs.append(not_supported(idx_path.child("operator"), operator, TOLERATION_OPERATORS))
+        if effect and effect not in TAINT_EFFECTS:
+            errs.append(not_supported(idx_path.child("effect"), effect, TAINT_EFFECTS))
+    return errs
+
+
+POD_DELETION_COST: Final = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def validate_pod_specific_annotations(annotations: Any, path: Path) -> list[FieldError]:
+    """``ValidatePodSpecificAnnotations``: the deletion cost is a 32-bit integer."""
+    if not isinstance(annotations, dict) or POD_DELETION_COST not in annotations:
+        return []
+    value = annotations[POD_DELETION_COST]
+    text = _str(value)
+    # No sign but '-', no leading zeros, as upstream's parser wants.
+    valid_start = bool(text) and (text[0] == "-" or text == "0" or "1" <= text[0] <= "9")
+    if valid_start and re.fullmatch(r"-?[0-9]+", text) and -(2**31) <= int(text) < 2**31:
+        return []
+    return [invalid(path.key(POD_DELETION_COST), text, "must be a 32bit integer")]
+
+
 def _host_network_ports(
     spec: Object, containers: list[Object], path: Path, opts: PodValidationOptions
 ) -> list[FieldError]:
@@ -1361,6 +1471,7 @@ def validate_pod_spec(
     node_selector = spec.get("nodeSelector")
     if isinstance(node_selector, dict):
         errs += validation.validate_labels(node_selector, path.child("nodeSelector"))
+    errs += _pod_security_context(spec, path.child("securityContext"))
     if _str(spec.get("dnsPolicy")) == "None" and spec.get("dnsConfig") is None:
         errs.append(
             required(path.child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None")
@@ -1391,6 +1502,8 @@ def validate_pod_spec(
         value = _str(spec.get(key))
         if value:
             errs += [invalid(path.child(key), value, m) for m in validation.is_dns1123_label(value)]
+    if _objs(spec.get("tolerations")):
+        errs += validate_tolerations(spec.get("tolerations"), path.child("tolerations"))
     priority_class = _str(spec.get("priorityClassName"))
     if priority_class:
         errs += [
@@ -1430,6 +1543,7 @@ def validate_pod_template_spec(
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         errs += validation.validate_annotations(annotations, path.child("annotations"))
+    errs += validate_pod_specific_annotations(annotations, path.child("annotations"))
     spec = _obj(template.get("spec"))
     errs += validate_pod_spec(spec, path.child("spec"), opts=opts)
     if _objs(spec.get("ephemeralContainers")):
@@ -1451,7 +1565,8 @@ _SPEC: Final = Path("spec")
 def _pod_only(pod: Object) -> list[FieldError]:
     """What ``validatePodMetadataAndSpec`` checks beyond the spec, for pods only."""
     spec = _obj(pod.get("spec"))
-    errs: list[FieldError] = []
+    annotations = _obj(pod.get("metadata")).get("annotations")
+    errs = validate_pod_specific_annotations(annotations, Path("metadata", "annotations"))
     if not _str(spec.get("serviceAccountName")):
         for vi, volume in enumerate(_objs(spec.get("volumes"))):
             projected = volume.get("projected")
@@ -1618,9 +1733,11 @@ __all__ = [
     "PodValidationOptions",
     "validate_pod_create",
     "validate_pod_spec",
+    "validate_pod_specific_annotations",
     "validate_pod_template_spec",
     "validate_pod_template_spec_update",
     "validate_pod_update",
     "validate_resource_requirements",
+    "validate_tolerations",
     "validate_volumes",
 ]
