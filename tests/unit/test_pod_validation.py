@@ -633,3 +633,48 @@ def test_pod_deletion_cost_annotation(cost: str) -> None:
     ]
     template["metadata"]["annotations"][key] = "-10"
     assert validate_pod_template_spec(template, TEMPLATE) == []
+
+
+def test_affinity() -> None:
+    required_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    spec = pod_spec(
+        affinity={
+            "nodeAffinity": {
+                required_key: {"nodeSelectorTerms": []},
+                preferred_key: [
+                    {
+                        "weight": 0,
+                        "preference": {
+                            "matchExpressions": [{"key": "zone", "operator": "In"}],
+                            "matchFields": [
+                                {"key": "metadata.uid", "operator": "In", "values": ["a"]}
+                            ],
+                        },
+                    }
+                ],
+            },
+            "podAntiAffinity": {
+                required_key: [
+                    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ""}
+                ]
+            },
+        }
+    )
+    aff = "spec.affinity.nodeAffinity"
+    term = f"spec.affinity.podAntiAffinity.{required_key}[0].topologyKey"
+    assert errors_of(spec) == [
+        f"{aff}.{required_key}.nodeSelectorTerms: Required value: "
+        "must have at least one node selector term",
+        f"{aff}.{preferred_key}[0].weight: Invalid value: 0: must be in the range 1-100",
+        f"{aff}.{preferred_key}[0].preference.matchExpressions[0].values: Required value: "
+        "must be specified when `operator` is 'In' or 'NotIn'",
+        f'{aff}.{preferred_key}[0].preference.matchFields[0].key: Invalid value: "metadata.uid": '
+        "not a valid field selector key",
+        f"{term}: Required value: can not be empty",
+        f'{term}: Invalid value: "": name part must be non-empty',
+        f'{term}: Invalid value: "": name part must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    ]

@@ -1333,6 +1333,127 @@ def _pod_security_context(spec: Object, path: Path) -> list[FieldError]:
     return errs
 
 
+def _node_selector_requirement(requirement: Object, path: Path) -> list[FieldError]:
+    """``ValidateNodeSelectorRequirement`` (invalid label values allowed, as upstream
+    does for required node affinity)."""
+    errs: list[FieldError] = []
+    operator = _str(requirement.get("operator"))
+    values = requirement.get("values")
+    count = len(values) if isinstance(values, list) else 0
+    if operator in ("In", "NotIn"):
+        if count == 0:
+            detail = "must be specified when `operator` is 'In' or 'NotIn'"
+            errs.append(required(path.child("values"), detail))
+    elif operator in ("Exists", "DoesNotExist"):
+        if count > 0:
+            detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            errs.append(forbidden(path.child("values"), detail))
+    elif operator in ("Gt", "Lt"):
+        if count != 1:
+            detail = "must be specified single value when `operator` is 'Lt' or 'Gt'"
+            errs.append(required(path.child("values"), detail))
+    else:
+        errs.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
+    errs += validation.validate_label_name(_str(requirement.get("key")), path.child("key"))
+    return errs
+
+
+def _node_selector_term(term: Object, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for j, requirement in enumerate(_objs(term.get("matchExpressions"))):
+        errs += _node_selector_requirement(requirement, path.child("matchExpressions").index(j))
+    for j, requirement in enumerate(_objs(term.get("matchFields"))):
+        field_path = path.child("matchFields").index(j)
+        operator = _str(requirement.get("operator"))
+        values = requirement.get("values")
+        value_list = values if isinstance(values, list) else []
+        if operator in ("In", "NotIn"):
+            if len(value_list) != 1:
+                detail = (
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field "
+                    "selector"
+                )
+                errs.append(required(field_path.child("values"), detail))
+        else:
+            detail = "not a valid selector operator"
+            errs.append(invalid(field_path.child("operator"), operator, detail))
+        key = _str(requirement.get("key"))
+        if key != "metadata.name":
+            errs.append(invalid(field_path.child("key"), key, "not a valid field selector key"))
+        else:
+            for k, value in enumerate(value_list):
+                text = _str(value)
+                errs += [
+                    invalid(field_path.child("values").index(k), text, m)
+                    for m in validation.name_is_dns_subdomain(text, False)
+                ]
+    return errs
+
+
+def _pod_affinity_term(term: Object, path: Path) -> list[FieldError]:
+    """``validatePodAffinityTerm``."""
+    errs: list[FieldError] = []
+    for key in ("labelSelector", "namespaceSelector"):
+        selector = term.get(key)
+        if isinstance(selector, dict):
+            errs += validation.validate_label_selector(selector, path.child(key))
+    namespaces = term.get("namespaces")
+    for name in namespaces if isinstance(namespaces, list) else ():
+        text = _str(name)
+        errs += [
+            invalid(path.child("namespace"), text, m)
+            for m in validation.validate_namespace_name(text, False)
+        ]
+    topology_key = _str(term.get("topologyKey"))
+    if not topology_key:
+        errs.append(required(path.child("topologyKey"), "can not be empty"))
+    errs += validation.validate_label_name(topology_key, path.child("topologyKey"))
+    return errs
+
+
+def validate_affinity(affinity: Any, path: Path) -> list[FieldError]:
+    """``validateAffinity``: node affinity terms, and pod (anti-)affinity terms."""
+    aff = _obj(affinity)
+    errs: list[FieldError] = []
+    required_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    node = aff.get("nodeAffinity")
+    if node is not None:
+        node_path = path.child("nodeAffinity")
+        selector = _obj(node).get(required_key)
+        if selector is not None:
+            terms_path = node_path.child(required_key, "nodeSelectorTerms")
+            terms = _objs(_obj(selector).get("nodeSelectorTerms"))
+            if not terms:
+                errs.append(required(terms_path, "must have at least one node selector term"))
+            for i, term in enumerate(terms):
+                errs += _node_selector_term(term, terms_path.index(i))
+        for i, weighted in enumerate(_objs(_obj(node).get(preferred_key))):
+            idx_path = node_path.child(preferred_key).index(i)
+            weight = _int(weighted.get("weight"))
+            if weight <= 0 or weight > 100:
+                errs.append(invalid(idx_path.child("weight"), weight, "must be in the range 1-100"))
+            errs += _node_selector_term(
+                _obj(weighted.get("preference")), idx_path.child("preference")
+            )
+    for kind in ("podAffinity", "podAntiAffinity"):
+        value = aff.get(kind)
+        if value is None:
+            continue
+        kind_path = path.child(kind)
+        for i, term in enumerate(_objs(_obj(value).get(required_key))):
+            errs += _pod_affinity_term(term, kind_path.child(required_key).index(i))
+        for i, weighted in enumerate(_objs(_obj(value).get(preferred_key))):
+            idx_path = kind_path.child(preferred_key).index(i)
+            weight = _int(weighted.get("weight"))
+            if weight <= 0 or weight > 100:
+                errs.append(invalid(idx_path.child("weight"), weight, "must be in the range 1-100"))
+            errs += _pod_affinity_term(
+                _obj(weighted.get("podAffinityTerm")), idx_path.child("podAffinityTerm")
+            )
+    return errs
+
+
 TOLERATION_OPERATORS: Final = ("Equal", "Exists")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
@@ -1472,6 +1593,8 @@ def validate_pod_spec(
     if isinstance(node_selector, dict):
         errs += validation.validate_labels(node_selector, path.child("nodeSelector"))
     errs += _pod_security_context(spec, path.child("securityContext"))
+    if spec.get("affinity") is not None:
+        errs += validate_affinity(spec.get("affinity"), path.child("affinity"))
     if _str(spec.get("dnsPolicy")) == "None" and spec.get("dnsConfig") is None:
         errs.append(
             required(path.child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None")
@@ -1731,6 +1854,7 @@ def _same_toleration(old: Object, new: Object) -> bool:
 __all__ = [
     "DEFAULT_OPTIONS",
     "PodValidationOptions",
+    "validate_affinity",
     "validate_pod_create",
     "validate_pod_spec",
     "validate_pod_specific_annotations",
