@@ -184,6 +184,13 @@ def test_env_var_names_strict() -> None:
     ]
 
 
+def field_ref_env(name: str, field_path: str, api_version: str = "v1") -> dict[str, Any]:
+    return {
+        "name": name,
+        "valueFrom": {"fieldRef": {"apiVersion": api_version, "fieldPath": field_path}},
+    }
+
+
 def test_env_value_from() -> None:
     spec = pod_spec(
         container(
@@ -194,22 +201,32 @@ def test_env_value_from() -> None:
                     "value": "x",
                     "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}},
                 },
-                {
-                    "name": "C",
-                    "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.foo"}},
-                },
+                field_ref_env("C", "status.phase"),
+                field_ref_env("D", "spec.foo"),
+                field_ref_env("E", "metadata.name", "v2"),
+                field_ref_env("F", "metadata.labels['a b']"),
+                field_ref_env("G", "spec.host"),
             ]
         )
     )
+    env = "spec.containers[0].env"
     assert errors_of(spec) == [
-        'spec.containers[0].env[0].valueFrom: Invalid value: "": must specify one of: '
+        f'{env}[0].valueFrom: Invalid value: "": must specify one of: '
         "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
-        'spec.containers[0].env[1].valueFrom: Invalid value: "": may not be specified when '
-        "`value` is not empty",
-        'spec.containers[0].env[2].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.foo": '
+        f'{env}[1].valueFrom: Invalid value: "": may not be specified when `value` is not empty',
+        # a field the downward API knows, but not for environment variables
+        f'{env}[2].valueFrom.fieldRef.fieldPath: Unsupported value: "status.phase": '
         'supported values: "metadata.name", "metadata.namespace", "metadata.uid", '
         '"spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", '
         '"status.podIP", "status.podIPs"',
+        f'{env}[3].valueFrom.fieldRef.fieldPath: Invalid value: "spec.foo": '
+        "error converting fieldPath: field label not supported: spec.foo",
+        f'{env}[4].valueFrom.fieldRef.fieldPath: Invalid value: "metadata.name": '
+        "error converting fieldPath: unsupported pod version: v2",
+        f'{env}[5].valueFrom.fieldRef: Invalid value: "a b": name part must consist of '
+        "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+        "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     ]
 
 

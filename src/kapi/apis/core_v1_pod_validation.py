@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import ROUND_CEILING
 from typing import Any, Final
 
 from kapi.apimachinery import validation
@@ -286,7 +287,8 @@ def _validate_resource_quantity(name: str, q: Quantity, path: Path, errs: list[F
     if q.amount < 0:
         errs.append(invalid(path, str(q), validation.IS_NEGATIVE_ERROR_MSG))
     is_integer = name in _INTEGER_RESOURCES or is_extended_resource_name(name)
-    if is_integer and (q.amount * 1000).to_integral_value() % 1000 != 0:
+    milli = (q.amount * 1000).to_integral_value(rounding=ROUND_CEILING)  # MilliValue rounds up
+    if is_integer and milli % 1000 != 0:
         # A Quantity prints with its String(): unquoted.
         errs.append(invalid(path, GoSyntax(str(q)), IS_NOT_INTEGER_ERROR_MSG))
 
@@ -298,8 +300,8 @@ def _huge_page_value_error(name: str, q: Quantity) -> str | None:
     except QuantityError:
         page = None
     if page is not None and page.amount > 0 and q.amount >= 0:
-        page_size = page.amount.to_integral_value(rounding="ROUND_CEILING")
-        value = q.amount.to_integral_value(rounding="ROUND_CEILING")
+        page_size = page.amount.to_integral_value(rounding=ROUND_CEILING)
+        value = q.amount.to_integral_value(rounding=ROUND_CEILING)
         if page_size and value % page_size == 0:
             return None
     return f"{q} is not positive integer multiple of {name}"
@@ -421,28 +423,70 @@ def _key_to_path(item: Object, path: Path) -> list[FieldError]:
 # --- volumes -----------------------------------------------------------------------------------
 
 
+#: The labels ``ConvertDownwardAPIFieldLabel`` accepts for ``v1`` (``spec.host`` is an old
+#: spelling of ``spec.nodeName``).
+_DOWNWARD_API_LABELS: Final = frozenset(
+    {
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.serviceAccountName",
+        "spec.schedulerName",
+        "status.phase",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+    }
+)
+
+
+def _split_subscripted(field_path: str) -> tuple[str, str] | None:
+    """``fieldpath.SplitMaybeSubscriptedPath``: ``path['key']`` as (path, key)."""
+    if not field_path.endswith("']"):
+        return None
+    head, sep, subscript = field_path[:-2].partition("['")
+    if not sep or not head:
+        return None
+    return head, subscript
+
+
 def _object_field_selector(
     ref: Object, expressions: tuple[str, ...], path: Path
 ) -> list[FieldError]:
-    """``validateObjectFieldSelector`` for ``apiVersion: v1`` (the only version served)."""
+    """``validateObjectFieldSelector``, converting the path as ``ConvertDownwardAPIFieldLabel``."""
     api_version = _str(ref.get("apiVersion"))
     if not api_version:
         return [required(path.child("apiVersion"), "")]
     field_path = _str(ref.get("fieldPath"))
     if not field_path:
         return [required(path.child("fieldPath"), "")]
+    subscripted = _split_subscripted(field_path)
     if api_version != "v1":
-        detail = f"error converting fieldPath: field label not supported: {field_path}"
+        problem = f"unsupported pod version: {api_version}"
+    elif subscripted is not None and subscripted[0] not in (
+        "metadata.annotations",
+        "metadata.labels",
+    ):
+        problem = f"field label does not support subscript: {field_path}"
+    elif subscripted is None and field_path not in _DOWNWARD_API_LABELS | {"spec.host"}:
+        problem = f"field label not supported: {field_path}"
+    else:
+        problem = ""
+    if problem:
+        detail = f"error converting fieldPath: {problem}"
         return [invalid(path.child("fieldPath"), field_path, detail)]
-    m = re.fullmatch(r"(metadata\.(?:annotations|labels))\['(.*)'\]", field_path)
-    if m is not None:
-        name = m.group(2).lower() if m.group(1) == "metadata.annotations" else m.group(2)
+    if subscripted is not None:
+        head, key = subscripted
+        name = key.lower() if head == "metadata.annotations" else key
         return [invalid(path, name, msg) for msg in validation.is_qualified_name(name)]
-    if "[" in field_path and field_path.endswith("]"):
-        base = field_path[: field_path.index("[")]
-        return [invalid(path, base, "does not support subscript")]
-    if field_path not in expressions:
-        return [not_supported(path.child("fieldPath"), field_path, sorted(expressions))]
+    converted = "spec.nodeName" if field_path == "spec.host" else field_path
+    if converted not in expressions:
+        return [not_supported(path.child("fieldPath"), converted, sorted(expressions))]
     return []
 
 
