@@ -695,3 +695,11 @@ def test_affinity() -> None:
         "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
         "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     ]
+
+
+def test_pod_update_empty_lists_equal_absent_ones() -> None:
+    old = make_pod()
+    new = copy.deepcopy(old)
+    new["spec"]["volumes"] = []
+    new["spec"]["nodeSelector"] = None
+    assert validate_pod_update(new, old) == []

@@ -1852,7 +1852,7 @@ def validate_pod_update(
         if gate_name not in old_gates:
             detail = f"only deletion is allowed, but found new scheduling gate '{gate_name}'"
             errs.append(forbidden(_SPEC.child("schedulingGates").index(i).child("name"), detail))
-    if new_spec == old_spec:
+    if _semantic(new_spec) == _semantic(old_spec):
         return errs
     munged = dict(new_spec)
     for key in ("containers", "initContainers"):
@@ -1873,11 +1873,21 @@ def validate_pod_update(
         and _int_or_none(munged.get("terminationGracePeriodSeconds")) == 1
     ):
         munged["terminationGracePeriodSeconds"] = old_spec["terminationGracePeriodSeconds"]
-    if munged != old_spec:
+    if _semantic(munged) != _semantic(old_spec):
         errs.append(
             forbidden(_SPEC, f"{POD_UPDATE_FORBIDDEN_PREFIX}\n{_spec_diff(old_spec, munged)}")
         )
     return errs
+
+
+def _semantic(value: Any) -> Any:
+    """``value`` as upstream's semantic equality compares it: a null or empty list is
+    the same as an absent one."""
+    if isinstance(value, dict):
+        return {k: _semantic(v) for k, v in value.items() if v is not None and v != []}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
 
 
 def _with_image_of(container: Object, old: Object) -> Object:
