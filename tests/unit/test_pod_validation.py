@@ -703,3 +703,33 @@ def test_pod_update_empty_lists_equal_absent_ones() -> None:
     new["spec"]["volumes"] = []
     new["spec"]["nodeSelector"] = None
     assert validate_pod_update(new, old) == []
+
+
+def test_topology_spread_constraints() -> None:
+    spread = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    spec = pod_spec(
+        topologySpreadConstraints=[
+            {**spread, "maxSkew": 0},
+            {**spread, "topologyKey": "", "whenUnsatisfiable": "Maybe"},
+            {**spread, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2},
+        ]
+    )
+    path = "spec.topologySpreadConstraints"
+    assert errors_of(spec) == [
+        f"{path}[0].maxSkew: Invalid value: 0: must be greater than zero",
+        f"{path}[1].topologyKey: Required value: can not be empty",
+        f'{path}[1].whenUnsatisfiable: Unsupported value: "Maybe": supported values: '
+        '"DoNotSchedule", "ScheduleAnyway"',
+        f"{path}[2].minDomains: Invalid value: 2: can only use minDomains if "
+        "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+    ]
+    spec["topologySpreadConstraints"] = [spread, dict(spread)]
+    assert errors_of(spec) == [
+        f'{path}[0].{{topologyKey, whenUnsatisfiable}}: Duplicate value: "{{zone, DoNotSchedule}}"'
+    ]
+
+
+def test_dns_policy_none_needs_dns_config() -> None:
+    assert errors_of(pod_spec(dnsPolicy="None")) == [
+        "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"
+    ]

@@ -1498,6 +1498,54 @@ def validate_affinity(affinity: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+IS_NOT_POSITIVE_ERROR_MSG: Final = "must be greater than zero"
+SCHEDULE_ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES: Final = ("Honor", "Ignore")
+
+
+def validate_topology_spread_constraints(constraints: Any, path: Path) -> list[FieldError]:
+    """``validateTopologySpreadConstraints``."""
+    errs: list[FieldError] = []
+    items = _objs(constraints)
+    for i, constraint in enumerate(items):
+        idx_path = path.index(i)
+        max_skew = _int(constraint.get("maxSkew"))
+        if max_skew <= 0:
+            errs.append(invalid(idx_path.child("maxSkew"), max_skew, IS_NOT_POSITIVE_ERROR_MSG))
+        topology_key = _str(constraint.get("topologyKey"))
+        if not topology_key:
+            errs.append(required(idx_path.child("topologyKey"), "can not be empty"))
+        action = _str(constraint.get("whenUnsatisfiable"))
+        if action not in SCHEDULE_ACTIONS:
+            errs.append(
+                not_supported(idx_path.child("whenUnsatisfiable"), action, SCHEDULE_ACTIONS)
+            )
+        for later in items[i + 1 :]:
+            if (_str(later.get("topologyKey")), _str(later.get("whenUnsatisfiable"))) == (
+                topology_key,
+                action,
+            ):
+                pair_path = idx_path.child("{topologyKey, whenUnsatisfiable}")
+                errs.append(duplicate(pair_path, f"{{{topology_key}, {action}}}"))
+                break
+        min_domains = _int_or_none(constraint.get("minDomains"))
+        if min_domains is not None:
+            domains_path = idx_path.child("minDomains")
+            if min_domains <= 0:
+                errs.append(invalid(domains_path, min_domains, IS_NOT_POSITIVE_ERROR_MSG))
+            if action != "DoNotSchedule":
+                detail = f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                errs.append(invalid(domains_path, min_domains, detail))
+        for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            policy = constraint.get(key)
+            if policy is not None and policy not in NODE_INCLUSION_POLICIES:
+                errs.append(not_supported(idx_path.child(key), policy, NODE_INCLUSION_POLICIES))
+        selector = constraint.get("labelSelector")
+        if isinstance(selector, dict):
+            errs += validation.validate_label_selector(selector, idx_path.child("labelSelector"))
+    return errs
+
+
 TOLERATION_OPERATORS: Final = ("Equal", "Exists")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
@@ -1640,9 +1688,11 @@ def validate_pod_spec(
     if spec.get("affinity") is not None:
         errs += validate_affinity(spec.get("affinity"), path.child("affinity"))
     if _str(spec.get("dnsPolicy")) == "None" and spec.get("dnsConfig") is None:
-        errs.append(
-            required(path.child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None")
-        )
+        detail = "must provide `dnsConfig` when `dnsPolicy` is None"
+        errs.append(required(path.child("dnsConfig"), detail))
+    errs += validate_topology_spread_constraints(
+        spec.get("topologySpreadConstraints"), path.child("topologySpreadConstraints")
+    )
     for key in ("serviceAccountName",):
         value = _str(spec.get(key))
         if value:
@@ -1917,5 +1967,6 @@ __all__ = [
     "validate_pod_update",
     "validate_resource_requirements",
     "validate_tolerations",
+    "validate_topology_spread_constraints",
     "validate_volumes",
 ]
