@@ -330,7 +330,12 @@ def default_pod_spec(spec: Object) -> None:
 
 
 def default_pod_template(template: Object) -> None:
-    """Defaults ``template.spec`` (a ``PodTemplateSpec``, whose spec is never nil upstream)."""
+    """Defaults ``template.spec`` (a ``PodTemplateSpec``, whose spec is never nil upstream).
+
+    Every kind embeds its template as a struct, so callers default it even when
+    absent, except ReplicationController, whose ``spec.template`` is a pointer:
+    default it only when present.
+    """
     spec = template.get("spec")
     if not isinstance(spec, dict):
         if spec is not None:
