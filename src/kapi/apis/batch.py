@@ -5,8 +5,9 @@ conversion only renames the version: a shallow copy, whose ``apiVersion`` the
 scheme sets, sharing the rest with the original (every read through v1beta1
 converts, and the hub's own version is served with no copy at all).
 ``jobTemplate.spec`` (a ``JobSpec`` with its pod template) is declared as a
-free-form struct that keeps unknown fields: kapi stores and returns it as sent
-but neither prunes nor validates it, which keeps this module small; CronJob's
+free-form struct that keeps unknown fields: kapi stores and returns it as sent,
+with the pod-spec defaults upstream gives every pod template, but neither
+prunes nor validates it, which keeps this module small; CronJob's
 own fields follow upstream.  Validation follows ``ValidateCronJobCreate`` /
 ``ValidateCronJobUpdate`` of ``pkg/apis/batch/validation``; the strategy
 follows ``pkg/registry/batch/cronjob``.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
 from kapi.apis.core_v1_endpoints import ObjectReference
+from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.apis.generated import batch_v1beta1  # noqa: F401 -- registers CronJob for protobuf
 from kapi.apis.generated.core_v1 import PodTemplateSpec
 from kapi.registry.strategy import Strategy
@@ -167,6 +169,18 @@ def default_cronjob(obj: Object) -> None:
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
+    # The job template's pod template gets the pod-spec defaults (its spec is never nil).
+    job_template = spec.get("jobTemplate")
+    if isinstance(job_template, dict):
+        job_spec = job_template.get("spec")
+        if job_spec is None:
+            job_spec = job_template["spec"] = {}
+        if isinstance(job_spec, dict):
+            template = job_spec.get("template")
+            if template is None:
+                template = job_spec["template"] = {}
+            if isinstance(template, dict):
+                default_pod_template(template)
 
 
 # --- validation -----------------------------------------------------------------------------
