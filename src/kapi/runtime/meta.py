@@ -46,7 +46,7 @@ OwnerReference = Struct(
         Field("name", STRING, "The owner's name.", required=True),
         Field("uid", STRING, "The owner's uid.", required=True),
     ),
-    "An object this one belongs to, in its own namespace or cluster-scoped; garbage collection "
+    "An object this one belongs to, in the same namespace or cluster-scoped; garbage collection "
     "removes this object once all its owners are gone.",
     map_type="atomic",
 )
