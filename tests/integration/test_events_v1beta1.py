@@ -139,7 +139,7 @@ def test_discovery_and_openapi_at_1_24(server_1_24: KapiServer) -> None:
         ]
         # v1beta1's documentation, not v1's: action could be empty in v1beta1.
         assert event["properties"]["action"]["description"].endswith(
-            "This field can have at most 128 characters."
+            "for programs; up to 128 characters."
         )
         assert "io.k8s.api.events.v1beta1.EventSeries" in schemas
 

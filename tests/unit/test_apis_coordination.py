@@ -133,7 +133,7 @@ def test_openapi() -> None:
     ]
     assert "default" not in props["renewTime"]
     assert schemas["io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"] == {
-        "description": "MicroTime is version of Time with microsecond level precision.",
+        "description": "An RFC 3339 timestamp in UTC with six fractional digits.",
         "format": "date-time",
         "type": "string",
     }

@@ -425,6 +425,6 @@ def test_versions_document_their_empty_selector_semantics() -> None:
     beta = components([PodDisruptionBudgetV1beta1])[
         "io.k8s.api.policy.v1beta1.PodDisruptionBudgetSpec"
     ]
-    assert "empty ({}) selector will select all pods" in v1["properties"]["selector"]["description"]
-    assert "also selects no pods" in beta["properties"]["selector"]["description"]
+    assert "an empty selector ({}) selects every pod" in v1["properties"]["selector"]["description"]
+    assert "Both unset and empty ({}) select none" in beta["properties"]["selector"]["description"]
     assert policy.UNHEALTHY_POD_EVICTION_POLICIES == ("AlwaysAllow", "IfHealthyBudget")

@@ -55,7 +55,7 @@ WebhookClientConfig = Struct(
         Field("service", ServiceReference, "The in-cluster service serving the webhook."),
         Field("url", STRING, "The webhook's https URL, when it is not a service."),
     ),
-    "How the API server reaches a webhook: exactly one of url or service.",
+    "How the API server reaches a webhook: by url or by service, never both.",
 )
 
 RuleWithOperations = Struct(

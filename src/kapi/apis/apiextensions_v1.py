@@ -38,7 +38,11 @@ JSONSchemaProps = Struct(
 Names = Struct(
     f"{_V1}.CustomResourceDefinitionNames",
     (
-        Field("categories", List(STRING), "Groups this resource belongs to, e.g. 'all'."),
+        Field(
+            "categories",
+            List(STRING),
+            "Categories that include the resource, such as 'all' for `kubectl get all`.",
+        ),
         Field("kind", STRING, "The CamelCase kind of the resource.", required=True),
         Field("listKind", STRING, "The kind of lists of the resource; defaults to kind+List."),
         Field(
@@ -162,7 +166,7 @@ CustomResourceDefinitionVersion = Struct(
         ),
         Field("deprecated", BOOLEAN, "Whether requests to this version get a warning."),
         Field("deprecationWarning", STRING, "Overrides the default deprecation warning."),
-        Field("name", STRING, "The version name, e.g. v1, v2beta1.", required=True),
+        Field("name", STRING, "The name of the version, such as v1 or v2beta1.", required=True),
         Field(
             "schema",
             Struct(

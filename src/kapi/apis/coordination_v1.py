@@ -59,9 +59,7 @@ def lease_expired(lease: Object, now: datetime) -> bool:
 
 
 HOLDER_IDENTITY_DOC = (
-    "holderIdentity contains the identity of the holder of a current lease. If Coordinated "
-    "Leader Election is used, the holder identity must be equal to the elected "
-    "LeaseCandidate.metadata.name field."
+    "Who holds the lease now. Under coordinated election it must name the chosen LeaseCandidate."
 )
 
 LeaseSpec = Struct(
@@ -71,57 +69,34 @@ LeaseSpec = Struct(
         Field(
             "leaseDurationSeconds",
             INT32,
-            "leaseDurationSeconds is a duration that candidates for a lease need to wait to "
-            "force acquire it. This is measured against the time of last observed renewTime.",
+            "Seconds after the last renewTime before another candidate may take the lease.",
         ),
-        Field(
-            "acquireTime",
-            MicroTime(),
-            "acquireTime is a time when the current lease was acquired.",
-        ),
-        Field(
-            "renewTime",
-            MicroTime(),
-            "renewTime is a time when the current holder of a lease has last updated the lease.",
-        ),
-        Field(
-            "leaseTransitions",
-            INT32,
-            "leaseTransitions is the number of transitions of a lease between holders.",
-        ),
+        Field("acquireTime", MicroTime(), "When the present holder took the lease."),
+        Field("renewTime", MicroTime(), "When the holder last renewed the lease."),
+        Field("leaseTransitions", INT32, "How many times the lease has changed hands."),
         Field(
             "strategy",
             STRING,
-            "Strategy indicates the strategy for picking the leader for coordinated leader "
-            "election. If the field is not specified, there is no active coordination for this "
-            "lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate "
-            "to be enabled.",
+            "How coordinated leader election picks the holder, e.g. OldestEmulationVersion; "
+            "unset means the lease is not coordinated. Needs the CoordinatedLeaderElection "
+            "feature gate.",
             lifecycle=(COORDINATED_LEADER_ELECTION,),
         ),
         Field(
             "preferredHolder",
             STRING,
-            "PreferredHolder signals to a lease holder that the lease has a more optimal holder "
-            "and should be given up. This field can only be set if Strategy is also set.",
+            "A better candidate the holder is asked to hand over to; allowed only with strategy.",
             lifecycle=(COORDINATED_LEADER_ELECTION,),
         ),
     ),
-    "LeaseSpec is a specification of a Lease.",
+    "Who holds a Lease, since when, and for how long.",
 )
 
 Lease = kind_struct(
     "io.k8s.api.coordination.v1.Lease",
     (("coordination.k8s.io", "v1", "Lease"),),
-    (
-        Field(
-            "spec",
-            LeaseSpec,
-            "spec contains the specification of the Lease. More info: "
-            "https://git.k8s.io/community/contributors/devel/sig-architecture/"
-            "api-conventions.md#spec-and-status",
-        ),
-    ),
-    "Lease defines a lease concept.",
+    (Field("spec", LeaseSpec, "The holder and timing of the lease."),),
+    "A lock with an expiry, used for leader election and node heartbeats.",
 )
 
 #: ``validLeaseStrategies``: the Kubernetes-defined (unprefixed) strategies.

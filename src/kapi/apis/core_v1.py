@@ -34,10 +34,6 @@ from kapi.version import Version
 
 _CORE = "io.k8s.api.core.v1"
 _GA = Lifecycle(introduced=Version(1, 0))
-_SPEC_AND_STATUS = (
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
-    "#spec-and-status"
-)
 
 # --- Namespace ------------------------------------------------------------------------------
 
@@ -53,7 +49,7 @@ SYSTEM_NAMESPACES = (*IMMORTAL_NAMESPACES, "kube-node-lease")
 _DELETING = "`deletionTimestamp`"
 _FINALIZERS_DOC = (
     "Names that block the namespace's removal: it stays in storage until every one of them "
-    "has been taken off. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/"
+    "has been taken off."
 )
 
 NamespaceCondition = Struct(
@@ -92,8 +88,7 @@ NamespaceStatus = Struct(
         Field(
             "phase",
             Scalar("string", enum=(ACTIVE, TERMINATING)),
-            "Where the namespace is in its lifecycle. More info: "
-            "https://kubernetes.io/docs/tasks/administer-cluster/namespaces/\n\n"
+            "Where the namespace is in its lifecycle.\n\n"
             "Possible enum values:\n"
             ' - `"Active"`: objects may be created in the namespace\n'
             ' - `"Terminating"`: the namespace is being deleted, with its content',
@@ -120,12 +115,12 @@ Namespace = kind_struct(
         Field(
             "spec",
             NamespaceSpec,
-            f"What the namespace should be. More info: {_SPEC_AND_STATUS}",
+            "What the namespace should be.",
         ),
         Field(
             "status",
             NamespaceStatus,
-            f"What the namespace is, as last observed. More info: {_SPEC_AND_STATUS}",
+            "What the namespace is, as last observed.",
         ),
     ),
     "A scope in which the names of namespaced objects are unique.",
@@ -374,13 +369,11 @@ _DOCKER_KEYS = {
 }
 
 SECRET_TYPE_DOC = (
-    "What kind of secret this is, which decides the keys it must hold. More info: "
-    "https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"
+    "What kind of secret this is, which decides the keys it must hold; Opaque when unset."
 )
 SECRET_DATA_DOC = (
-    "Secret values as arbitrary bytes, written in JSON as base64 "
-    "(https://tools.ietf.org/html/rfc4648#section-4), by key. Keys are made of letters, "
-    "digits, '-', '_' and '.'."
+    "Secret values as arbitrary bytes, written in JSON as standard base64, by key. Keys are "
+    "made of letters, digits, '-', '_' and '.'."
 )
 
 Secret = kind_struct(
@@ -512,7 +505,7 @@ def resources() -> list[Resource]:
                 Column(
                     "Status",
                     "string",
-                    "The status of the namespace",
+                    "The namespace's phase: Active or Terminating.",
                     lambda obj: (obj.get("status") or {}).get("phase", ""),
                 ),
                 AGE,

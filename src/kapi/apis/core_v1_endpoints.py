@@ -28,8 +28,8 @@ PROTOCOL_TCP = "TCP"
 PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
 _INVALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 SUBSETS_DOC = (
-    "The set of all endpoints is the union of all subsets. Addresses are placed into subsets "
-    "according to the IPs they share."
+    "Groups of addresses that share the same ports; the endpoints of the Service are all "
+    "the groups together."
 )
 
 # --- shared core/v1 structs -----------------------------------------------------------------
@@ -37,15 +37,23 @@ SUBSETS_DOC = (
 ObjectReference = Struct(
     "io.k8s.api.core.v1.ObjectReference",
     (
-        Field("apiVersion", STRING, "API version of the referent."),
-        Field("fieldPath", STRING, "A path to a piece of the referent, if any."),
-        Field("kind", STRING, "Kind of the referent."),
-        Field("name", STRING, "Name of the referent."),
-        Field("namespace", STRING, "Namespace of the referent."),
-        Field("resourceVersion", STRING, "The resourceVersion this reference is made to."),
-        Field("uid", STRING, "UID of the referent."),
+        Field("apiVersion", STRING, "The apiVersion of the object."),
+        Field(
+            "fieldPath",
+            STRING,
+            "A field inside the object, such as spec.containers{app}, when only part is meant.",
+        ),
+        Field("kind", STRING, "The kind of the object."),
+        Field("name", STRING, "The object's name."),
+        Field("namespace", STRING, "The object's namespace; empty for cluster-scoped kinds."),
+        Field(
+            "resourceVersion",
+            STRING,
+            "The resourceVersion of the object that was meant, when that matters.",
+        ),
+        Field("uid", STRING, "The object's uid."),
     ),
-    "ObjectReference contains enough information to let you inspect or modify the referred object.",
+    "Points at one object (or a part of it) by kind, namespace, name and uid.",
     map_type="atomic",
 )
 
@@ -56,47 +64,55 @@ Protocol = Scalar("string", enum=PORT_PROTOCOLS)
 EndpointAddress = Struct(
     "io.k8s.api.core.v1.EndpointAddress",
     (
-        Field("hostname", STRING, "The Hostname of this endpoint"),
-        Field("ip", STRING, "The IP of this endpoint.", required=True),
-        Field("nodeName", STRING, "Optional: Node hosting this endpoint."),
-        Field("targetRef", ObjectReference, "Reference to object providing the endpoint."),
+        Field("hostname", STRING, "The host name of the endpoint, for DNS."),
+        Field("ip", STRING, "The endpoint's IP address.", required=True),
+        Field("nodeName", STRING, "The node the endpoint runs on, when known."),
+        Field("targetRef", ObjectReference, "The object behind the endpoint, usually a Pod."),
     ),
-    "EndpointAddress is a tuple that describes single IP address.",
+    "One IP address of an endpoint.",
     map_type="atomic",
 )
 
 EndpointPort = Struct(
     "io.k8s.api.core.v1.EndpointPort",
     (
-        Field("appProtocol", STRING, "The application protocol for this port."),
-        Field("name", STRING, "The name of this port; optional if only one port is defined."),
-        Field("port", INT32, "The port number of the endpoint.", required=True),
-        Field("protocol", Protocol, "The IP protocol for this port: TCP (default), UDP or SCTP."),
+        Field(
+            "appProtocol",
+            STRING,
+            "The protocol spoken above the transport, such as http or kubernetes.io/h2c.",
+        ),
+        Field(
+            "name",
+            STRING,
+            "The port's name, matching the Service port; may be empty when there is only one.",
+        ),
+        Field("port", INT32, "The port number.", required=True),
+        Field("protocol", Protocol, "TCP (the default), UDP or SCTP."),
     ),
-    "EndpointPort is a tuple that describes a single port.",
+    "One port of the endpoints of a subset.",
     map_type="atomic",
 )
 
 EndpointSubset = Struct(
     "io.k8s.api.core.v1.EndpointSubset",
     (
-        Field("addresses", List(EndpointAddress), "IP addresses which offer the related ports."),
+        Field("addresses", List(EndpointAddress), "Addresses ready to take traffic on the ports."),
         Field(
             "notReadyAddresses",
             List(EndpointAddress),
-            "IP addresses which offer the related ports but are not currently marked as ready.",
+            "Addresses with the ports that are not ready for traffic yet.",
         ),
-        Field("ports", List(EndpointPort), "Port numbers available on the related IP addresses."),
+        Field("ports", List(EndpointPort), "The ports open on every address of the subset."),
     ),
-    "EndpointSubset is a group of addresses with a common set of ports.",
+    "Addresses and the ports they all serve.",
 )
 
 Endpoints = kind_struct(
     "io.k8s.api.core.v1.Endpoints",
     (("", "v1", "Endpoints"),),
     (Field("subsets", List(EndpointSubset), SUBSETS_DOC),),
-    "Endpoints is a collection of endpoints that implement the actual service. Deprecated: "
-    "This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.",
+    "The network addresses behind a Service. Deprecated since v1.33 in favour of "
+    "discovery.k8s.io/v1 EndpointSlice.",
 )
 
 

@@ -25,6 +25,7 @@ from kapi.apimachinery.field_errors import FieldError, Path, invalid, required
 from kapi.apimachinery.gotext import OrderedStruct
 from kapi.apimachinery.unstructured import Object
 from kapi.apis.coordination_v1 import canonical_micro_time
+from kapi.apis.core_v1_endpoints import ObjectReference
 from kapi.registry.strategy import METADATA, Strategy
 from kapi.registry.tables import NAME, Column, short_duration
 from kapi.request import current as current_request
@@ -37,123 +38,66 @@ _CORE = "io.k8s.api.core.v1"
 
 # --- schema ---------------------------------------------------------------------------------
 
-ObjectReference = Struct(
-    f"{_CORE}.ObjectReference",
-    (
-        Field("apiVersion", STRING, "API version of the referent."),
-        Field(
-            "fieldPath",
-            STRING,
-            "If referring to a piece of an object instead of an entire object, this string "
-            "should contain a valid JSON/Go field access statement, such as "
-            "desiredState.manifest.containers[2]. For example, if the object reference is to a "
-            'container within a pod, this would take on a value like: "spec.containers{name}" '
-            '(where "name" refers to the name of the container that triggered the event) or if '
-            'no container name is specified "spec.containers[2]" (container with index 2 in '
-            "this pod). This syntax is chosen only to have some well-defined way of referencing "
-            "a part of an object.",
-        ),
-        Field(
-            "kind",
-            STRING,
-            "Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/"
-            "sig-architecture/api-conventions.md#types-kinds",
-        ),
-        Field(
-            "name",
-            STRING,
-            "Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/"
-            "working-with-objects/names/#names",
-        ),
-        Field(
-            "namespace",
-            STRING,
-            "Namespace of the referent. More info: https://kubernetes.io/docs/concepts/overview/"
-            "working-with-objects/namespaces/",
-        ),
-        Field(
-            "resourceVersion",
-            STRING,
-            "Specific resourceVersion to which this reference is made, if any. More info: "
-            "https://git.k8s.io/community/contributors/devel/sig-architecture/"
-            "api-conventions.md#concurrency-control-and-consistency",
-        ),
-        Field(
-            "uid",
-            STRING,
-            "UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/"
-            "working-with-objects/names/#uids",
-        ),
-    ),
-    "ObjectReference contains enough information to let you inspect or modify the referred object.",
-    map_type="atomic",
-)
-
 EventSource = Struct(
     f"{_CORE}.EventSource",
     (
-        Field("component", STRING, "Component from which the event is generated."),
-        Field("host", STRING, "Node name on which the event is generated."),
+        Field("component", STRING, "The component that reported the event."),
+        Field("host", STRING, "The node it reported from."),
     ),
-    "EventSource contains information for an event.",
+    "Who reported an event, and where.",
 )
 
 EventSeries = Struct(
     f"{_CORE}.EventSeries",
     (
-        Field("count", INT32, "Number of occurrences in this series up to the last heartbeat time"),
-        Field("lastObservedTime", MicroTime(), "Time of the last occurrence observed"),
+        Field("count", INT32, "How many times the event had recurred at the last update."),
+        Field("lastObservedTime", MicroTime(), "When it was last seen."),
     ),
-    "EventSeries contain information on series of events, i.e. thing that was/is happening "
-    "continuously for some time.",
+    "A repeating event, counted instead of recorded each time.",
 )
 
-_INVOLVED_OBJECT_DOC = "The object that this event is about."
-_REASON_DOC = (
-    "This should be a short, machine understandable string that gives the reason for the "
-    "transition into the object's current status."
-)
-_MESSAGE_DOC = "A human-readable description of the status of this operation."
-_SOURCE_DOC = "The component reporting this event. Should be a short machine understandable string."
-_FIRST_TIMESTAMP_DOC = (
-    "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"
-)
-_LAST_TIMESTAMP_DOC = "The time at which the most recent occurrence of this event was recorded."
-_COUNT_DOC = "The number of times this event has occurred."
-_TYPE_DOC = "Type of this event (Normal, Warning), new types could be added in the future"
+_INVOLVED_OBJECT_DOC = "The object the event concerns."
+_REASON_DOC = "A short CamelCase word, for programs, saying why the event happened."
+_MESSAGE_DOC = "What happened, written for people."
+_SOURCE_DOC = "The component, and node, that reported the event."
+_FIRST_TIMESTAMP_DOC = "When the event was recorded the first time."
+_LAST_TIMESTAMP_DOC = "When the event was recorded the last time."
+_COUNT_DOC = "How often the event has happened."
+_TYPE_DOC = "Normal or Warning; more types may come."
 
 Event = kind_struct(
     f"{_CORE}.Event",
     (("", "v1", "Event"),),
     (
-        Field("action", STRING, "What action was taken/failed regarding to the Regarding object."),
+        Field("action", STRING, "What was done, or failed, to the object."),
         Field("count", INT32, _COUNT_DOC),
-        Field("eventTime", MicroTime(), "Time when this Event was first observed."),
+        Field("eventTime", MicroTime(), "When the event was first seen, to the microsecond."),
         Field("firstTimestamp", Time(), _FIRST_TIMESTAMP_DOC),
         Field("involvedObject", ObjectReference, _INVOLVED_OBJECT_DOC, required=True),
         Field("lastTimestamp", Time(), _LAST_TIMESTAMP_DOC),
         Field("message", STRING, _MESSAGE_DOC),
         Field("reason", STRING, _REASON_DOC),
-        Field("related", ObjectReference, "Optional secondary object for more complex actions."),
+        Field("related", ObjectReference, "A second object the event involves, if any."),
         Field(
             "reportingComponent",
             STRING,
-            "Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.",
+            "The controller that reported the event, such as kubernetes.io/kubelet.",
         ),
-        Field("reportingInstance", STRING, "ID of the controller instance, e.g. `kubelet-xyzf`."),
+        Field(
+            "reportingInstance",
+            STRING,
+            "Which instance of that controller reported it, such as kubelet-xyzf.",
+        ),
         Field(
             "series",
             EventSeries,
-            "Data about the Event series this event represents or nil if it's a singleton Event.",
+            "Set when the event repeats; unset for a one-off.",
         ),
         Field("source", EventSource, _SOURCE_DOC),
         Field("type", STRING, _TYPE_DOC),
     ),
-    "Event is a report of an event somewhere in the cluster.  Events have a limited retention "
-    "time and triggers and messages may evolve with time.  Event consumers should not rely on "
-    "the timing of an event with a given Reason reflecting a consistent underlying trigger, or "
-    "the continued existence of events with that Reason.  Events should be treated as "
-    "informative, best-effort, supplemental data.",
+    "A record of something that happened to an object. Events expire after a while and their "
+    "reasons and wording may change, so treat them as hints, not as an interface.",
 )
 
 # --- timestamps -----------------------------------------------------------------------------

@@ -44,36 +44,38 @@ MAX_PORTS = 20000
 _PREFIX = "io.k8s.api.discovery.v1"
 
 ADDRESS_TYPE_DOC = (
-    "addressType specifies the type of address carried by this EndpointSlice: IPv4, IPv6 or "
-    "FQDN. This field is immutable after creation."
+    "The kind of address every endpoint of the slice has: IPv4, IPv6 or FQDN. Cannot change "
+    "after creation."
 )
-PORTS_DOC = "ports specifies the list of network ports exposed by each endpoint in this slice."
-ENDPOINTS_DOC = "endpoints is a list of unique endpoints in this slice."
+PORTS_DOC = "The ports every endpoint of the slice serves."
+ENDPOINTS_DOC = "The endpoints of the slice, each listed once."
 
 # --- schema ---------------------------------------------------------------------------------
 
 EndpointConditions = Struct(
     f"{_PREFIX}.EndpointConditions",
     (
-        Field("ready", BOOLEAN, "ready indicates that this endpoint is ready to receive traffic."),
         Field(
-            "serving", BOOLEAN, "serving indicates that this endpoint is able to receive traffic."
+            "ready",
+            BOOLEAN,
+            "Whether the endpoint should get traffic now; false while it terminates.",
         ),
-        Field("terminating", BOOLEAN, "terminating indicates that this endpoint is terminating."),
+        Field("serving", BOOLEAN, "Whether the endpoint can handle traffic, terminating or not."),
+        Field("terminating", BOOLEAN, "Whether the endpoint is shutting down."),
     ),
-    "EndpointConditions represents the current condition of an endpoint.",
+    "The readiness state of an endpoint.",
 )
 
 ForZone = Struct(
     f"{_PREFIX}.ForZone",
-    (Field("name", STRING, "name represents the name of the zone.", required=True),),
-    "ForZone provides information about which zones should consume this endpoint.",
+    (Field("name", STRING, "The zone's name.", required=True),),
+    "A zone whose clients should use the endpoint.",
 )
 
 EndpointHints = Struct(
     f"{_PREFIX}.EndpointHints",
-    (Field("forZones", List(ForZone), "forZones indicates the zone(s) this endpoint serves."),),
-    "EndpointHints provides hints describing how an endpoint should be consumed.",
+    (Field("forZones", List(ForZone), "The zones the endpoint is meant for."),),
+    "Routing hints for an endpoint.",
 )
 
 Endpoint = Struct(
@@ -82,47 +84,49 @@ Endpoint = Struct(
         Field(
             "addresses",
             List(STRING, list_type="set"),
-            "addresses of this endpoint, interpreted according to the slice's addressType.",
+            "The endpoint's addresses, of the slice's addressType.",
             required=True,
         ),
         Field(
             "conditions",
             EndpointConditions,
-            "conditions contains information about the current status of the endpoint.",
+            "The endpoint's readiness.",
         ),
         Field(
             "deprecatedTopology",
             Map(STRING),
-            "deprecatedTopology is deprecated; use zone and nodeName.",
+            "Deprecated topology labels; zone and nodeName replace them.",
         ),
         Field(
             "hints",
             EndpointHints,
-            "hints contains information associated with how an endpoint should be consumed.",
+            "Hints for routing to the endpoint.",
         ),
-        Field("hostname", STRING, "hostname of this endpoint."),
-        Field(
-            "nodeName", STRING, "nodeName represents the name of the Node hosting this endpoint."
-        ),
+        Field("hostname", STRING, "The endpoint's host name, for DNS."),
+        Field("nodeName", STRING, "The node the endpoint runs on."),
         Field(
             "targetRef",
             ObjectReference,
-            "targetRef is a reference to a Kubernetes object that represents this endpoint.",
+            "The object behind the endpoint, usually a Pod.",
         ),
-        Field("zone", STRING, "zone is the name of the Zone this endpoint exists in."),
+        Field("zone", STRING, "The zone the endpoint runs in."),
     ),
-    'Endpoint represents a single logical "backend" implementing a service.',
+    "One backend of a Service, with its addresses.",
 )
 
 EndpointPort = Struct(
     f"{_PREFIX}.EndpointPort",
     (
-        Field("appProtocol", STRING, "The application protocol for this port."),
-        Field("name", STRING, "name represents the name of this port."),
-        Field("port", INT32, "port represents the port number of the endpoint."),
-        Field("protocol", Protocol, "protocol represents the IP protocol for this port."),
+        Field(
+            "appProtocol",
+            STRING,
+            "The protocol spoken above the transport, such as http or kubernetes.io/h2c.",
+        ),
+        Field("name", STRING, "The port's name, matching the Service port."),
+        Field("port", INT32, "The port number; unset means every port."),
+        Field("protocol", Protocol, "TCP (the default), UDP or SCTP."),
     ),
-    "EndpointPort represents a Port used by an EndpointSlice",
+    "One port of the endpoints of a slice.",
     map_type="atomic",
 )
 
@@ -139,7 +143,7 @@ EndpointSlice = kind_struct(
         Field("endpoints", List(Endpoint), ENDPOINTS_DOC, required=True),
         Field("ports", List(EndpointPort), PORTS_DOC),
     ),
-    "EndpointSlice represents a set of service endpoints.",
+    "Part of the endpoints of a Service, with the ports they share.",
 )
 
 

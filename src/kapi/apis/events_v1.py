@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_events
+from kapi.apis.core_v1_endpoints import ObjectReference
 from kapi.runtime.meta import kind_struct
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
@@ -49,18 +50,11 @@ _TO_V1 = {core: v1 for v1, core in RENAMED.items()}
 
 # --- schema ---------------------------------------------------------------------------------
 
-_DEPRECATED_DOC = "is the deprecated field assuring backward compatibility with core.v1 Event type."
-_SERIES_DOC = (
-    "EventSeries contain information on series of events, i.e. thing that was/is happening "
-    "continuously for some time."
-)
+_DEPRECATED_DOC = "The core/v1 Event field of the same meaning, kept for compatibility."
 _EVENT_DOC = (
-    "Event is a report of an event somewhere in the cluster. It generally denotes some state "
-    "change in the system. Events have a limited retention time and triggers and messages may "
-    "evolve with time.  Event consumers should not rely on the timing of an event with a given "
-    "Reason reflecting a consistent underlying trigger, or the continued existence of events "
-    "with that Reason.  Events should be treated as informative, best-effort, supplemental "
-    "data."
+    "A record of something that happened to an object, usually a change of state. Events "
+    "expire after a while and their reasons and wording may change, so treat them as hints, "
+    "not as an interface."
 )
 
 
@@ -73,28 +67,20 @@ class _VersionDocs(NamedTuple):
     type: str
 
 
+_SERIES_DOC = "A repeating event, counted instead of recorded each time."
 _DOCS = {
     "v1": _VersionDocs(
-        series=f"{_SERIES_DOC} How often to update the EventSeries is up to the event "
-        'reporters. The default event reporter in "k8s.io/client-go/tools/events/'
-        'event_broadcaster.go" shows how this struct is updated on heartbeats and can guide '
-        "customized reporter implementations.",
-        action="action is what action was taken/failed regarding to the regarding object. It "
-        "is machine-readable. This field cannot be empty for new Events and it can have at most "
-        "128 characters.",
-        reason="reason is why the action was taken. It is human-readable. This field cannot be "
-        "empty for new Events and it can have at most 128 characters.",
-        type="type is the type of this event (Normal, Warning), new types could be added in the "
-        "future. It is machine-readable. This field cannot be empty for new Events.",
+        series=f"{_SERIES_DOC} Reporters choose how often they update it.",
+        action="What was done, or failed, to the object, for programs; required on new Events, "
+        "up to 128 characters.",
+        reason="Why it was done, for people; required on new Events, up to 128 characters.",
+        type="Normal or Warning (more may come), for programs; required on new Events.",
     ),
     "v1beta1": _VersionDocs(
         series=_SERIES_DOC,
-        action="action is what action was taken/failed regarding to the regarding object. It "
-        "is machine-readable. This field can have at most 128 characters.",
-        reason="reason is why the action was taken. It is human-readable. This field can have "
-        "at most 128 characters.",
-        type="type is the type of this event (Normal, Warning), new types could be added in the "
-        "future. It is machine-readable.",
+        action="What was done, or failed, to the object, for programs; up to 128 characters.",
+        reason="Why it was done, for people; up to 128 characters.",
+        type="Normal or Warning (more may come), for programs.",
     ),
 }
 
@@ -109,14 +95,13 @@ def _event_schema(version: str) -> Struct:
             Field(
                 "count",
                 INT32,
-                "count is the number of occurrences in this series up to the last heartbeat time.",
+                "How many times the event had recurred at the last update.",
                 required=True,
             ),
             Field(
                 "lastObservedTime",
                 MicroTime(),
-                "lastObservedTime is the time when last Event from the series was seen before "
-                "last heartbeat.",
+                "When it was last seen before the last update.",
                 required=True,
             ),
         ),
@@ -127,62 +112,55 @@ def _event_schema(version: str) -> Struct:
         ((GROUP, version, "Event"),),
         (
             Field("action", STRING, docs.action),
-            Field("deprecatedCount", INT32, f"deprecatedCount {_DEPRECATED_DOC}"),
-            Field(
-                "deprecatedFirstTimestamp", Time(), f"deprecatedFirstTimestamp {_DEPRECATED_DOC}"
-            ),
-            Field("deprecatedLastTimestamp", Time(), f"deprecatedLastTimestamp {_DEPRECATED_DOC}"),
+            Field("deprecatedCount", INT32, f"{_DEPRECATED_DOC} (count)"),
+            Field("deprecatedFirstTimestamp", Time(), f"{_DEPRECATED_DOC} (firstTimestamp)"),
+            Field("deprecatedLastTimestamp", Time(), f"{_DEPRECATED_DOC} (lastTimestamp)"),
             Field(
                 "deprecatedSource",
                 core_v1_events.EventSource,
-                f"deprecatedSource {_DEPRECATED_DOC}",
+                f"{_DEPRECATED_DOC} (source)",
             ),
             Field(
                 "eventTime",
                 MicroTime(),
-                "eventTime is the time when this Event was first observed. It is required.",
+                "When the event was first seen, to the microsecond. Required.",
                 required=True,
             ),
             Field(
                 "note",
                 STRING,
-                "note is a human-readable description of the status of this operation. Maximal "
-                "length of the note is 1kB, but libraries should be prepared to handle values up "
-                "to 64kB.",
+                "What happened, written for people; at most 1kB, though readers should cope "
+                "with up to 64kB.",
             ),
             Field("reason", STRING, docs.reason),
             Field(
                 "regarding",
-                core_v1_events.ObjectReference,
-                "regarding contains the object this Event is about. In most cases it's an Object "
-                "reporting controller implements, e.g. ReplicaSetController implements "
-                "ReplicaSets and this event is emitted because it acts on some changes in a "
-                "ReplicaSet object.",
+                ObjectReference,
+                "The object the event concerns, typically one the reporting controller "
+                "manages (a ReplicaSet for the ReplicaSet controller).",
             ),
             Field(
                 "related",
-                core_v1_events.ObjectReference,
-                "related is the optional secondary object for more complex actions. E.g. when "
-                "regarding object triggers a creation or deletion of related object.",
+                ObjectReference,
+                "A second object the event involves, such as one the regarding object "
+                "created or deleted.",
             ),
             Field(
                 "reportingController",
                 STRING,
-                "reportingController is the name of the controller that emitted this Event, e.g. "
-                "`kubernetes.io/kubelet`. This field cannot be empty for new Events.",
+                "The controller that reported the event, such as kubernetes.io/kubelet; "
+                "required on new Events.",
             ),
             Field(
                 "reportingInstance",
                 STRING,
-                "reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. "
-                "This field cannot be empty for new Events and it can have at most 128 "
-                "characters.",
+                "Which instance of that controller reported it, such as kubelet-xyzf; "
+                "required on new Events, up to 128 characters.",
             ),
             Field(
                 "series",
                 series,
-                "series is data about the Event series this event represents or nil if it's a "
-                "singleton Event.",
+                "Set when the event repeats; unset for a one-off.",
             ),
             Field("type", STRING, docs.type),
         ),

@@ -41,21 +41,21 @@ _LOAD_BALANCER_WIDTH = 16
 TypedLocalObjectReference = Struct(
     "io.k8s.api.core.v1.TypedLocalObjectReference",
     (
-        Field("apiGroup", STRING, "The group of the referenced resource; empty for core."),
-        Field("kind", STRING, "The type of resource being referenced.", required=True),
-        Field("name", STRING, "The name of resource being referenced.", required=True),
+        Field("apiGroup", STRING, "The API group of the object; empty for the core group."),
+        Field("kind", STRING, "The kind of the object.", required=True),
+        Field("name", STRING, "The object's name.", required=True),
     ),
-    "TypedLocalObjectReference points to a typed object in the same namespace.",
+    "Names an object of a given kind in the same namespace.",
     map_type="atomic",
 )
 
 _RESOURCE_DOC = (
-    "resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress "
-    "object. If resource is specified, a service backend must not be specified."
+    "An object in the Ingress's namespace that serves the traffic instead of a Service; "
+    "cannot be combined with service."
 )
 _CLASS_DOC = (
-    "ingressClassName is the name of an IngressClass cluster resource. Ingress controller "
-    "implementations use this field to know whether they should be serving this Ingress."
+    "The IngressClass this Ingress belongs to; controllers read it to decide whether the "
+    "Ingress is theirs."
 )
 
 
@@ -63,27 +63,31 @@ def _backend_v1() -> Struct:
     port = Struct(
         "io.k8s.api.networking.v1.ServiceBackendPort",
         (
-            Field("name", STRING, "name is the name of the port on the Service."),
-            Field("number", INT32, "number is the numerical port number on the Service."),
+            Field("name", STRING, "The Service port, by its name; not with number."),
+            Field("number", INT32, "The Service port, by its number; not with name."),
         ),
-        "ServiceBackendPort is the service port being referenced.",
+        "A port of a Service, by name or number.",
         map_type="atomic",
     )
     service = Struct(
         "io.k8s.api.networking.v1.IngressServiceBackend",
         (
-            Field("name", STRING, "name is the referenced service.", required=True),
-            Field("port", port, "port of the referenced service."),
+            Field("name", STRING, "The Service's name, in the Ingress's namespace.", required=True),
+            Field("port", port, "The Service port to send traffic to."),
         ),
-        "IngressServiceBackend references a Kubernetes Service as a Backend.",
+        "A Service that receives traffic.",
     )
     return Struct(
         "io.k8s.api.networking.v1.IngressBackend",
         (
             Field("resource", TypedLocalObjectReference, _RESOURCE_DOC),
-            Field("service", service, "service references a service as a backend."),
+            Field(
+                "service",
+                service,
+                "A Service receiving the traffic; cannot be combined with resource.",
+            ),
         ),
-        "IngressBackend describes all endpoints for a given service and port.",
+        "Where matching traffic is sent: a Service port or another object.",
     )
 
 
@@ -92,12 +96,10 @@ def _backend_v1beta1() -> Struct:
         "io.k8s.api.networking.v1beta1.IngressBackend",
         (
             Field("resource", TypedLocalObjectReference, _RESOURCE_DOC),
-            Field(
-                "serviceName", STRING, "serviceName specifies the name of the referenced service."
-            ),
-            Field("servicePort", IntOrString(), "servicePort specifies the port of the service."),
+            Field("serviceName", STRING, "The Service's name."),
+            Field("servicePort", IntOrString(), "The Service port, by name or number."),
         ),
-        "IngressBackend describes all endpoints for a given service and port.",
+        "Where matching traffic is sent: a Service port or another object.",
     )
 
 
@@ -107,48 +109,55 @@ def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -
     path = Struct(
         f"{prefix}.HTTPIngressPath",
         (
-            Field("backend", backend, "backend defines the referenced service.", required=True),
-            Field("path", STRING, "path is matched against the path of an incoming request."),
+            Field("backend", backend, "Where requests matching path are sent.", required=True),
+            Field(
+                "path",
+                STRING,
+                "The request path to match, starting with '/'.",
+            ),
             Field(
                 "pathType",
                 Scalar("string", enum=PATH_TYPES),
-                "pathType determines the interpretation of the path matching: Exact, Prefix or "
-                "ImplementationSpecific.",
+                "How path is compared: Exact, Prefix (by '/'-separated elements) or "
+                "ImplementationSpecific (up to the IngressClass).",
                 required=version == "v1",
             ),
         ),
-        "HTTPIngressPath associates a path with a backend.",
+        "A request path and the backend it is sent to.",
     )
     http = Struct(
         f"{prefix}.HTTPIngressRuleValue",
-        (Field("paths", List(path), "paths is a collection of paths.", required=True),),
-        "HTTPIngressRuleValue is a list of http selectors pointing to backends.",
+        (Field("paths", List(path), "Paths and their backends.", required=True),),
+        "The HTTP paths of a rule.",
     )
     rule = Struct(
         f"{prefix}.IngressRule",
         (
-            Field("host", STRING, "host is the fully qualified domain name of a network host."),
-            Field("http", http, "http holds the paths of this rule."),
+            Field(
+                "host",
+                STRING,
+                "The host name to match, possibly with a '*.' wildcard; unset matches every host.",
+            ),
+            Field("http", http, "The paths routed for this host."),
         ),
-        "IngressRule represents the rules mapping the paths under a specified host to the "
-        "related backend services.",
+        "Routing for one host (or every host): which paths go to which backend.",
     )
     tls = Struct(
         f"{prefix}.IngressTLS",
         (
-            Field("hosts", List(STRING), "hosts is a list of hosts included in the certificate."),
-            Field("secretName", STRING, "secretName is the Secret used to terminate TLS."),
+            Field("hosts", List(STRING), "Host names the certificate is served for."),
+            Field("secretName", STRING, "The Secret holding the certificate and key."),
         ),
-        "IngressTLS describes the transport layer security associated with an ingress.",
+        "A TLS certificate and the hosts it serves.",
     )
     port_status = Struct(
         f"{prefix}.IngressPortStatus",
         (
-            Field("error", STRING, "error records a problem with the service port."),
-            Field("port", INT32, "port is the port number of the ingress port.", required=True),
-            Field("protocol", STRING, "protocol is the protocol of the port.", required=True),
+            Field("error", STRING, "What went wrong with this port, if anything."),
+            Field("port", INT32, "The port number.", required=True),
+            Field("protocol", STRING, "TCP, UDP or SCTP.", required=True),
         ),
-        "IngressPortStatus represents the error condition of a service port",
+        "The state of one port of an ingress point.",
     )
     lb_ingress = Struct(
         f"{prefix}.IngressLoadBalancerIngress",
@@ -156,12 +165,12 @@ def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -
             Field(
                 "hostname",
                 STRING,
-                "hostname is set for load-balancer ingress points that are DNS based.",
+                "The DNS name of the ingress point, when it has one.",
             ),
-            Field("ip", STRING, "ip is set for load-balancer ingress points that are IP based."),
-            Field("ports", List(port_status), "ports provides information about the ports."),
+            Field("ip", STRING, "The IP address of the ingress point, when it has one."),
+            Field("ports", List(port_status), "The state of the point's ports."),
         ),
-        "IngressLoadBalancerIngress represents the status of a load-balancer ingress point.",
+        "One address where the Ingress can be reached.",
     )
     lb_status = Struct(
         f"{prefix}.IngressLoadBalancerStatus",
@@ -169,10 +178,10 @@ def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -
             Field(
                 "ingress",
                 List(lb_ingress),
-                "ingress is a list of the load-balancer ingress points.",
+                "The addresses where the Ingress can be reached.",
             ),
         ),
-        "IngressLoadBalancerStatus represents the status of a load-balancer.",
+        "The addresses the load balancer reports.",
     )
     spec = Struct(
         f"{prefix}.IngressSpec",
@@ -180,15 +189,17 @@ def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -
             Field(
                 default_backend_field,
                 backend,
-                "The backend that should handle requests that match no rule.",
+                "Where requests that match no rule go; when unset the controller decides.",
             ),
             Field("ingressClassName", STRING, _CLASS_DOC),
             Field(
-                "rules", List(rule), "rules is a list of host rules used to configure the Ingress."
+                "rules",
+                List(rule),
+                "Routing by host and path; without rules all traffic goes to the default backend.",
             ),
-            Field("tls", List(tls), "tls represents the TLS configuration."),
+            Field("tls", List(tls), "Certificates for the hosts served over TLS on port 443."),
         ),
-        "IngressSpec describes the Ingress the user wishes to exist.",
+        "The routing asked of an Ingress.",
     )
     status = Struct(
         f"{prefix}.IngressStatus",
@@ -196,20 +207,19 @@ def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -
             Field(
                 "loadBalancer",
                 lb_status,
-                "loadBalancer contains the current status of the load-balancer.",
+                "The addresses of the load balancer.",
             ),
         ),
-        "IngressStatus describe the current state of the Ingress.",
+        "What the controller reports of an Ingress.",
     )
     return kind_struct(
         f"{prefix}.Ingress",
         (("networking.k8s.io", version, "Ingress"),),
         (
-            Field("spec", spec, "spec is the desired state of the Ingress."),
-            Field("status", status, "status is the current state of the Ingress."),
+            Field("spec", spec, "The routing asked for."),
+            Field("status", status, "What the controller reports."),
         ),
-        "Ingress is a collection of rules that allow inbound connections to reach the endpoints "
-        "defined by a backend.",
+        "HTTP(S) routing from outside the cluster to Services, by host and path.",
     )
 
 
@@ -596,26 +606,25 @@ def resources() -> list[Resource]:
                 Column(
                     "Class",
                     "string",
-                    "The name of the IngressClass resource that should be used for additional "
-                    "configuration",
+                    "The IngressClass of the Ingress.",
                     lambda o: _spec_of(o).get("ingressClassName") or "<none>",
                 ),
                 Column(
                     "Hosts",
                     "string",
-                    "Hosts that incoming requests are matched against before the ingress rule",
+                    "The host names the rules match.",
                     hosts_cell,
                 ),
                 Column(
                     "Address",
                     "string",
-                    "Address is a list containing ingress points for the load-balancer",
+                    "The load balancer's addresses.",
                     address_cell,
                 ),
                 Column(
                     "Ports",
                     "string",
-                    "Ports of TLS configurations that open",
+                    "The ports served: 80, and 443 when TLS is set.",
                     lambda o: "80, 443" if _spec_of(o).get("tls") else "80",
                 ),
                 AGE,

@@ -178,30 +178,24 @@ def _pdb_schema(version: str, selector_doc: str, selector_patch_strategy: str | 
             Field(
                 "minAvailable",
                 IntOrString(),
-                'An eviction is allowed if at least "minAvailable" pods selected by "selector" '
-                "will still be available after the eviction, i.e. even in the absence of the "
-                "evicted pod.  So for example you can prevent all voluntary evictions by "
-                'specifying "100%".',
+                "Evictions go ahead only while this many selected pods (a number or a percentage) "
+                'stay available without the evicted one; "100%" blocks them all.',
             ),
             Field("selector", LabelSelector, selector_doc, patch_strategy=selector_patch_strategy),
             Field(
                 "maxUnavailable",
                 IntOrString(),
-                'An eviction is allowed if at most "maxUnavailable" pods selected by "selector" '
-                "are unavailable after the eviction, i.e. even in absence of the evicted pod. "
-                "For example, one can prevent all voluntary evictions by specifying 0. This is a "
-                'mutually exclusive setting with "minAvailable".',
+                "Evictions go ahead only while no more than this many selected pods (a number or a "
+                "percentage) would be unavailable; 0 blocks them all. Not with minAvailable.",
             ),
             Field(
                 "unhealthyPodEvictionPolicy",
                 Scalar("string", enum=UNHEALTHY_POD_EVICTION_POLICIES),
-                "UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should "
-                "be considered for eviction. Valid policies are IfHealthyBudget and AlwaysAllow. "
-                "If no policy is specified, the default behavior will be used, which corresponds "
-                "to the IfHealthyBudget policy.",
+                "When running pods that are not ready may be evicted: IfHealthyBudget (the "
+                "default) only while the budget is met, AlwaysAllow regardless of it.",
             ),
         ),
-        "PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.",
+        "The pods a budget covers and how many of them must stay up.",
     )
     status = Struct(
         f"{prefix}.PodDisruptionBudgetStatus",
@@ -209,29 +203,31 @@ def _pdb_schema(version: str, selector_doc: str, selector_patch_strategy: str | 
             Field(
                 "observedGeneration",
                 INT64,
-                "Most recent generation observed when updating this PDB status. "
-                "DisruptionsAllowed and other status information is valid only if "
-                "observedGeneration equals to PDB's object generation.",
+                "The metadata.generation this status was computed for; the counts are current "
+                "only when the two are equal.",
             ),
             Field(
                 "disruptedPods",
                 Map(Time()),
-                "DisruptedPods contains information about pods whose eviction was processed by "
-                "the API server eviction subresource handler but has not yet been observed by the "
-                "PodDisruptionBudget controller.",
+                "Pods evicted through the API server, by name with the time of eviction, that the "
+                "disruption controller has not yet seen go.",
             ),
             Field(
                 "disruptionsAllowed",
                 INT32,
-                "Number of pod disruptions that are currently allowed.",
+                "How many more pods may be evicted now.",
                 required=True,
             ),
-            Field("currentHealthy", INT32, "current number of healthy pods", required=True),
-            Field("desiredHealthy", INT32, "minimum desired number of healthy pods", required=True),
+            Field(
+                "currentHealthy", INT32, "How many selected pods are healthy now.", required=True
+            ),
+            Field(
+                "desiredHealthy", INT32, "How many selected pods must stay healthy.", required=True
+            ),
             Field(
                 "expectedPods",
                 INT32,
-                "total number of pods counted by this disruption budget",
+                "How many pods the budget counts in all.",
                 required=True,
             ),
             Field(
@@ -243,39 +239,33 @@ def _pdb_schema(version: str, selector_doc: str, selector_patch_strategy: str | 
                     patch_strategy="merge",
                     patch_merge_key="type",
                 ),
-                "Conditions contain conditions for PDB. The disruption controller sets the "
-                "DisruptionAllowed condition.",
+                "Observed conditions of the budget, such as DisruptionAllowed from the disruption "
+                "controller.",
             ),
         ),
-        "PodDisruptionBudgetStatus represents information about the status of a "
-        "PodDisruptionBudget. Status may trail the actual state of a system.",
+        "What the disruption controller last counted for a budget; may lag behind the pods.",
     )
     return kind_struct(
         f"{prefix}.PodDisruptionBudget",
         (("policy", version, "PodDisruptionBudget"),),
         (
-            Field(
-                "spec", spec, "Specification of the desired behavior of the PodDisruptionBudget."
-            ),
-            Field("status", status, "Most recently observed status of the PodDisruptionBudget."),
+            Field("spec", spec, "The pods covered and the disruption they may take."),
+            Field("status", status, "The counts last observed."),
         ),
-        "PodDisruptionBudget is an object to define the max disruption that can be caused to a "
-        "collection of pods",
+        "A limit on how many pods of a group voluntary evictions may take down at once.",
     )
 
 
 PodDisruptionBudgetV1 = _pdb_schema(
     "v1",
-    "Label query over pods whose evictions are managed by the disruption budget. A null "
-    "selector will match no pods, while an empty ({}) selector will select all pods within the "
-    "namespace.",
+    "The pods whose evictions the budget governs. Unset selects none; an empty selector ({}) "
+    "selects every pod of the namespace.",
     "replace",
 )
 PodDisruptionBudgetV1beta1 = _pdb_schema(
     "v1beta1",
-    "Label query over pods whose evictions are managed by the disruption budget. A null "
-    "selector selects no pods. An empty selector ({}) also selects no pods, which differs from "
-    "the policy/v1 behavior where an empty PDB selector selects all pods.",
+    "The pods whose evictions the budget governs. Both unset and empty ({}) select none here; "
+    "in policy/v1 an empty selector selects the whole namespace.",
     None,
 )
 
@@ -498,19 +488,19 @@ def resources() -> list[Resource]:
                 Column(
                     "Min Available",
                     "string",
-                    "The minimum number of pods that must be available.",
+                    "Selected pods that must stay available.",
                     _int_or_string_cell("minAvailable"),
                 ),
                 Column(
                     "Max Unavailable",
                     "string",
-                    "The maximum number of pods that may be unavailable.",
+                    "Selected pods that may be unavailable.",
                     _int_or_string_cell("maxUnavailable"),
                 ),
                 Column(
                     "Allowed Disruptions",
                     "integer",
-                    "Calculated number of pods that may be disrupted at this time.",
+                    "Evictions allowed right now.",
                     lambda obj: (obj.get("status") or {}).get("disruptionsAllowed") or 0,
                 ),
                 AGE,

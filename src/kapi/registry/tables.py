@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selector
 from kapi.apimachinery.unstructured import Object
 from kapi.runtime.columns import Column
+from kapi.runtime.meta import CREATION_TIMESTAMP_DOC, NAME_DOC
 
 
 def age(obj: Object) -> str:
@@ -77,25 +78,12 @@ def short_duration(seconds: float) -> str:
 NAME = Column(
     "Name",
     "string",
-    "Name must be unique within a namespace. Is required when creating resources, although "
-    "some resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+    NAME_DOC,
     lambda obj: obj.get("metadata", {}).get("name", ""),
     format="name",
 )
 
-AGE = Column(
-    "Age",
-    "string",
-    "CreationTimestamp is a timestamp representing the server time when this object was "
-    "created. It is not guaranteed to be set in happens-before order across separate "
-    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
-    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    age,
-)
+AGE = Column("Age", "string", CREATION_TIMESTAMP_DOC, age)
 
 #: The columns of a resource with no printer of its own (upstream's default table convertor).
 DEFAULT_COLUMNS = (

@@ -16,64 +16,110 @@ from kapi.runtime.schema import (
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 
+#: Descriptions of the fields every kind and list share (also used by the OpenAPI types).
+API_VERSION_DOC = "The group and version this object is written in, such as apps/v1."
+KIND_DOC = "The object's type, in CamelCase, such as ConfigMap."
+OBJECT_METADATA_DOC = "Name, namespace, labels and the other metadata of the object."
+LIST_METADATA_DOC = "The list's resourceVersion and paging token."
+NAME_DOC = (
+    "The object's name, unique among objects of its kind in its namespace. Required on create "
+    "unless generateName is set; cannot change."
+)
+#: The description of a creation timestamp, in metadata and in table columns.
+CREATION_TIMESTAMP_DOC = "When the server stored the object first, in UTC; set by the server."
+
 OwnerReference = Struct(
     f"{_META}.OwnerReference",
     (
-        Field("apiVersion", STRING, "API version of the referent.", required=True),
-        Field("blockOwnerDeletion", BOOLEAN, "If true, the owner cannot be deleted before this."),
-        Field("controller", BOOLEAN, "If true, this reference points to the managing controller."),
-        Field("kind", STRING, "Kind of the referent.", required=True),
-        Field("name", STRING, "Name of the referent.", required=True),
-        Field("uid", STRING, "UID of the referent.", required=True),
+        Field("apiVersion", STRING, "The apiVersion of the owner.", required=True),
+        Field(
+            "blockOwnerDeletion",
+            BOOLEAN,
+            "When true, foreground deletion of the owner waits for this object to go first.",
+        ),
+        Field(
+            "controller",
+            BOOLEAN,
+            "When true, the owner is the controller of this object; at most one owner may be.",
+        ),
+        Field("kind", STRING, "The kind of the owner.", required=True),
+        Field("name", STRING, "The owner's name.", required=True),
+        Field("uid", STRING, "The owner's uid.", required=True),
     ),
-    "OwnerReference contains enough information to let you identify an owning object.",
+    "An object this one belongs to, in the same namespace or cluster-scoped; garbage collection "
+    "removes this object once all its owners are gone.",
     map_type="atomic",
 )
 
 FieldsV1 = Struct(
     f"{_META}.FieldsV1",
     (),
-    "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.",
+    "A set of field paths, as nested JSON objects keyed by field, list item or value.",
     preserve_unknown_fields=True,
 )
 
 ManagedFieldsEntry = Struct(
     f"{_META}.ManagedFieldsEntry",
     (
-        Field("apiVersion", STRING, "The version of the resource this field set applies to."),
-        Field("fieldsType", STRING, "The type of the fields field; only FieldsV1 is defined."),
-        Field("fieldsV1", FieldsV1, "The field set of this entry."),
-        Field("manager", STRING, "The identifier of the workflow managing these fields."),
-        Field("operation", STRING, "The operation that created this entry: Apply or Update."),
-        Field("subresource", STRING, "The subresource used to update the object."),
-        Field("time", Time(), "When this entry was last changed."),
+        Field("apiVersion", STRING, "The apiVersion the field set is written in."),
+        Field("fieldsType", STRING, "The format of the field set; FieldsV1 is the only one."),
+        Field("fieldsV1", FieldsV1, "The fields this manager owns."),
+        Field("manager", STRING, "Who owns these fields, such as a client's field manager name."),
+        Field("operation", STRING, "Apply or Update: how the manager came to own the fields."),
+        Field(
+            "subresource",
+            STRING,
+            "The subresource the write went through; empty for the main resource.",
+        ),
+        Field("time", Time(), "When the manager last wrote these fields."),
     ),
-    "ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource "
-    "that the fieldset applies to.",
+    "The fields one manager owns, with the apiVersion they were written in.",
 )
 
 ObjectMeta = Struct(
     f"{_META}.ObjectMeta",
     (
-        Field("annotations", Map(STRING), "Unstructured key value map stored with a resource."),
-        Field("creationTimestamp", Time(), "The time this object was created."),
-        Field("deletionGracePeriodSeconds", INT64, "Seconds allowed to terminate gracefully."),
-        Field("deletionTimestamp", Time(), "The time after which this resource will be deleted."),
+        Field(
+            "annotations",
+            Map(STRING),
+            "Free-form string data that tools attach to the object; not usable in selectors.",
+        ),
+        Field("creationTimestamp", Time(), CREATION_TIMESTAMP_DOC),
+        Field(
+            "deletionGracePeriodSeconds",
+            INT64,
+            "The grace period granted when deletion was requested; set by the server.",
+        ),
+        Field(
+            "deletionTimestamp",
+            Time(),
+            "Set by the server when deletion is requested: the object goes once its finalizers "
+            "are gone.",
+        ),
         Field(
             "finalizers",
             List(STRING, list_type="set", patch_strategy="merge"),
-            "Must be empty before the object is deleted from the registry.",
+            "Names of components that must each remove their entry before a deleted object "
+            "goes away.",
         ),
-        Field("generateName", STRING, "Prefix used to generate a unique name if name is unset."),
-        Field("generation", INT64, "A sequence number representing a specific generation."),
-        Field("labels", Map(STRING), "Map of string keys and values to organize objects."),
+        Field(
+            "generateName",
+            STRING,
+            "When name is empty, the server appends a random suffix to this to make one.",
+        ),
+        Field("generation", INT64, "Counts changes to the desired state; set by the server."),
+        Field("labels", Map(STRING), "Key-value pairs for grouping objects and selecting them."),
         Field(
             "managedFields",
             List(ManagedFieldsEntry),
-            "Maps workflow-id and version to the set of fields managed by that workflow.",
+            "Which manager owns which fields, as tracked by server-side apply.",
         ),
-        Field("name", STRING, "Name must be unique within a namespace."),
-        Field("namespace", STRING, "The space within which each name must be unique."),
+        Field("name", STRING, NAME_DOC),
+        Field(
+            "namespace",
+            STRING,
+            "The namespace the object lives in; empty for cluster-scoped kinds. Cannot change.",
+        ),
         Field(
             "ownerReferences",
             List(
@@ -83,57 +129,87 @@ ObjectMeta = Struct(
                 patch_strategy="merge",
                 patch_merge_key="uid",
             ),
-            "Objects depended by this object.",
+            "The objects this one belongs to (see OwnerReference).",
         ),
-        Field("resourceVersion", STRING, "The internal version of this object."),
-        Field("selfLink", STRING, "Deprecated: selfLink is a legacy read-only field."),
-        Field("uid", STRING, "The unique in time and space value for this object."),
+        Field(
+            "resourceVersion",
+            STRING,
+            "An opaque token that changes on every write; send it back for optimistic concurrency.",
+        ),
+        Field("selfLink", STRING, "Deprecated and always empty."),
+        Field("uid", STRING, "The server-assigned identity of this object, never reused."),
     ),
-    "ObjectMeta is metadata that all persisted resources must have.",
+    "The metadata every stored object carries.",
 )
 
 ListMeta = Struct(
     f"{_META}.ListMeta",
     (
-        Field("continue", STRING, "Set if the user should request more items."),
-        Field("remainingItemCount", INT64, "The number of items remaining after this list."),
-        Field("resourceVersion", STRING, "The internal version of this list."),
-        Field("selfLink", STRING, "Deprecated: selfLink is a legacy read-only field."),
+        Field(
+            "continue",
+            STRING,
+            "A token for the next page of a limited list; empty on the last page.",
+        ),
+        Field(
+            "remainingItemCount",
+            INT64,
+            "An estimate of the items the following pages hold, when known.",
+        ),
+        Field("resourceVersion", STRING, "The resourceVersion the list was read at."),
+        Field("selfLink", STRING, "Deprecated and always empty."),
     ),
-    "ListMeta describes metadata that synthetic resources must have.",
+    "The metadata of a list response.",
 )
 
 LabelSelectorRequirement = Struct(
     f"{_META}.LabelSelectorRequirement",
     (
-        Field("key", STRING, "The label key that the selector applies to.", required=True),
-        Field("operator", STRING, "In, NotIn, Exists or DoesNotExist.", required=True),
-        Field("values", List(STRING), "An array of string values."),
+        Field("key", STRING, "The label to test.", required=True),
+        Field(
+            "operator",
+            STRING,
+            "How the label is tested: In, NotIn, Exists or DoesNotExist.",
+            required=True,
+        ),
+        Field(
+            "values",
+            List(STRING),
+            "The values for In and NotIn; must be empty for Exists and DoesNotExist.",
+        ),
     ),
-    "A selector that contains values, a key, and an operator.",
+    "One test on a label.",
 )
 
 LabelSelector = Struct(
     f"{_META}.LabelSelector",
     (
-        Field("matchExpressions", List(LabelSelectorRequirement), "Label selector requirements."),
-        Field("matchLabels", Map(STRING), "A map of {key,value} pairs."),
+        Field(
+            "matchExpressions", List(LabelSelectorRequirement), "Label tests that must all pass."
+        ),
+        Field("matchLabels", Map(STRING), "Labels that must be present with exactly these values."),
     ),
-    "A label query over a set of resources.",
+    "Picks objects by their labels; every test must pass, and an empty selector matches all.",
     map_type="atomic",
 )
 
 Condition = Struct(
     f"{_META}.Condition",
     (
-        Field("lastTransitionTime", Time(), "When the condition last changed.", required=True),
-        Field("message", STRING, "A human readable message.", required=True),
-        Field("observedGeneration", INT64, "The generation the condition was set on."),
-        Field("reason", STRING, "A programmatic identifier of the last transition.", required=True),
+        Field("lastTransitionTime", Time(), "When status last flipped.", required=True),
+        Field("message", STRING, "Details for people about the last transition.", required=True),
+        Field(
+            "observedGeneration", INT64, "The metadata.generation this condition was computed from."
+        ),
+        Field(
+            "reason",
+            STRING,
+            "A CamelCase word naming the cause of the last transition.",
+            required=True,
+        ),
         Field("status", Scalar("string", enum=("True", "False", "Unknown")), required=True),
-        Field("type", STRING, "The type of condition in CamelCase.", required=True),
+        Field("type", STRING, "The aspect this condition reports, in CamelCase.", required=True),
     ),
-    "Condition contains details for one aspect of the current state of this API Resource.",
+    "One observed aspect of an object's state.",
 )
 
 
@@ -153,9 +229,9 @@ def kind_struct(
 ) -> Struct:
     """A top-level kind: ``apiVersion``, ``kind`` and ``metadata`` plus its own fields."""
     common = (
-        Field("apiVersion", STRING, "APIVersion defines the versioned schema of this object."),
-        Field("kind", STRING, "Kind is a string value representing the REST resource."),
-        Field("metadata", ObjectMeta, "Standard object's metadata."),
+        Field("apiVersion", STRING, API_VERSION_DOC),
+        Field("kind", STRING, KIND_DOC),
+        Field("metadata", ObjectMeta, OBJECT_METADATA_DOC),
     )
     return Struct(
         name,
@@ -171,11 +247,11 @@ def list_struct(item: Struct) -> Struct:
     return Struct(
         item.name + "List",
         (
-            Field("apiVersion", STRING, "APIVersion defines the versioned schema of this object."),
-            Field("items", List(item), "List of objects.", required=True),
-            Field("kind", STRING, "Kind is a string value representing the REST resource."),
-            Field("metadata", ListMeta, "Standard list metadata."),
+            Field("apiVersion", STRING, API_VERSION_DOC),
+            Field("items", List(item), "The objects listed.", required=True),
+            Field("kind", STRING, KIND_DOC),
+            Field("metadata", ListMeta, LIST_METADATA_DOC),
         ),
-        f"{item.type_name}List is a list of {item.type_name} objects.",
+        f"{item.type_name} objects, as a list request returns them.",
         gvks=gvks,
     )

@@ -320,18 +320,17 @@ _SHARED_DEFINITIONS: JSON = {
     # v3 publishes IntOrString's OpenAPIV3OneOfTypes, without a type of its own (so
     # ``kubectl explain`` names it); /openapi/v2 gives it its v2 type, string.
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
-        "description": "IntOrString is a type that can hold an int32 or a string.",
+        "description": 'Either a 32-bit integer or a string, such as 3 or "25%".',
         "format": "int-or-string",
         "oneOf": [{"type": "integer"}, {"type": "string"}],
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": {
-        "description": "MicroTime is version of Time with microsecond level precision.",
+        "description": "An RFC 3339 timestamp in UTC with six fractional digits.",
         "format": "date-time",
         "type": "string",
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {
-        "description": "Time is a wrapper around time.Time which supports correct "
-        "marshaling to YAML and JSON.",
+        "description": "An RFC 3339 timestamp in UTC, to the second.",
         "format": "date-time",
         "type": "string",
     },

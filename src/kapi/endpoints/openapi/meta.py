@@ -8,84 +8,104 @@ responses and the ``APIResourceList`` of a group version's root path.
 
 from __future__ import annotations
 
-from kapi.runtime.meta import ListMeta, ObjectMeta
+from kapi.runtime.meta import (
+    API_VERSION_DOC,
+    KIND_DOC,
+    LIST_METADATA_DOC,
+    ListMeta,
+    ObjectMeta,
+)
 from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Struct
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 _CORE_V1 = (("", "v1"),)
 
-_API_VERSION = Field(
-    "apiVersion", STRING, "APIVersion defines the versioned schema of this object."
-)
-_KIND = Field("kind", STRING, "Kind is a string value representing the REST resource.")
+_API_VERSION = Field("apiVersion", STRING, API_VERSION_DOC)
+_KIND = Field("kind", STRING, KIND_DOC)
 
 StatusCause = Struct(
     f"{_META}.StatusCause",
     (
-        Field("field", STRING, "The field of the resource that caused this error, if any."),
-        Field("message", STRING, "A human-readable description of the cause of the error."),
-        Field("reason", STRING, "A machine-readable description of the cause of the error."),
+        Field("field", STRING, "The field at fault, as a path such as spec.replicas, when one is."),
+        Field("message", STRING, "What is wrong with the field, for people."),
+        Field("reason", STRING, "A word for programs naming the kind of problem."),
     ),
-    "StatusCause provides more information about an api.Status failure.",
+    "One cause of a failed request.",
 )
 
 StatusDetails = Struct(
     f"{_META}.StatusDetails",
     (
-        Field("causes", List(StatusCause, list_type="atomic"), "The causes of the failure."),
-        Field("group", STRING, "The group of the resource the status is about."),
-        Field("kind", STRING, "The kind of the resource the status is about."),
-        Field("name", STRING, "The name of the resource the status is about."),
-        Field("retryAfterSeconds", INT32, "Seconds the client should wait before retrying."),
-        Field("uid", STRING, "The UID of the resource the status is about."),
+        Field(
+            "causes", List(StatusCause, list_type="atomic"), "Every problem found, one entry each."
+        ),
+        Field("group", STRING, "The API group of the object concerned."),
+        Field("kind", STRING, "The kind of the object concerned."),
+        Field("name", STRING, "The name of the object concerned."),
+        Field("retryAfterSeconds", INT32, "How long to wait before trying again, in seconds."),
+        Field("uid", STRING, "The uid of the object concerned."),
     ),
-    "StatusDetails is a set of additional properties that may be set by the server.",
+    "Which object a Status is about, and why the request failed.",
 )
 
 Status = Struct(
     f"{_META}.Status",
     (
         _API_VERSION,
-        Field("code", INT32, "Suggested HTTP return code for this status, 0 if not set."),
-        Field("details", StatusDetails, "Extended data associated with the reason."),
+        Field("code", INT32, "The HTTP status code of the answer; 0 when unset."),
+        Field("details", StatusDetails, "More about the failure, depending on reason."),
         _KIND,
-        Field("message", STRING, "A human-readable description of the status of this operation."),
-        Field("metadata", ListMeta, "Standard list metadata."),
-        Field("reason", STRING, "A machine-readable description of why this operation failed."),
-        Field("status", STRING, 'Status of the operation: "Success" or "Failure".'),
+        Field("message", STRING, "What happened, for people."),
+        Field("metadata", ListMeta, LIST_METADATA_DOC),
+        Field("reason", STRING, "A CamelCase word for programs saying why the request failed."),
+        Field("status", STRING, '"Success" or "Failure".'),
     ),
-    "Status is a return value for calls that don't return other objects.",
+    "The outcome of a request that answers with no object of its own, such as an error.",
     gvks=(("", "v1", "Status"),),
 )
 
 Preconditions = Struct(
     f"{_META}.Preconditions",
     (
-        Field("resourceVersion", STRING, "The target resource version."),
-        Field("uid", STRING, "The target UID."),
+        Field("resourceVersion", STRING, "The resourceVersion the object must still have."),
+        Field("uid", STRING, "The uid the object must still have."),
     ),
-    "Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.",
+    "Checks the stored object must pass for the request to go ahead.",
 )
 
 DeleteOptions = Struct(
     f"{_META}.DeleteOptions",
     (
         _API_VERSION,
-        Field("dryRun", List(STRING, list_type="atomic"), "Dry run stages; only All is valid."),
-        Field("gracePeriodSeconds", INT64, "The duration in seconds before deletion."),
+        Field(
+            "dryRun",
+            List(STRING, list_type="atomic"),
+            "All to check the request without persisting it; the only value.",
+        ),
+        Field(
+            "gracePeriodSeconds", INT64, "Seconds the object gets to shut down; 0 deletes at once."
+        ),
         _KIND,
-        Field("orphanDependents", BOOLEAN, "Deprecated: use propagationPolicy."),
-        Field("preconditions", Preconditions, "Must be fulfilled before a deletion."),
-        Field("propagationPolicy", STRING, "Whether and how garbage collection is performed."),
+        Field("orphanDependents", BOOLEAN, "Deprecated; propagationPolicy replaces it."),
+        Field(
+            "preconditions",
+            Preconditions,
+            "Checks the stored object must pass before it is deleted.",
+        ),
+        Field(
+            "propagationPolicy",
+            STRING,
+            "What happens to dependents: Orphan, Background or Foreground.",
+        ),
     ),
-    "DeleteOptions may be provided when deleting an API object.",
+    "Options of a delete request.",
     gvks=tuple((g, v, "DeleteOptions") for g, v in _CORE_V1),
 )
 
 Patch = Struct(
     f"{_META}.Patch",
     (),
-    "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.",
+    "The body of a PATCH request, in one of the patch formats.",
 )
 
 RawExtension = Struct(
@@ -100,7 +120,7 @@ WatchEvent = Struct(
         Field("object", RawExtension, "The object, or an error Status for an ERROR event.", True),
         Field("type", STRING, "ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.", required=True),
     ),
-    "Event represents a single event to a watched resource.",
+    "One change seen by a watch.",
     gvks=tuple((g, v, "WatchEvent") for g, v in _CORE_V1),
 )
 
@@ -110,15 +130,15 @@ APIResource = Struct(
         Field("categories", List(STRING, list_type="atomic"), "The groups this resource is in."),
         Field("group", STRING, "The preferred group of the resource, if not the list's."),
         Field("kind", STRING, "The kind of the resource.", required=True),
-        Field("name", STRING, "The plural name of the resource.", required=True),
+        Field("name", STRING, "The resource's plural, as it appears in URL paths.", required=True),
         Field("namespaced", BOOLEAN, "Whether the resource is namespaced.", required=True),
         Field("shortNames", List(STRING, list_type="atomic"), "Suggested short names."),
-        Field("singularName", STRING, "The singular name of the resource.", required=True),
+        Field("singularName", STRING, "The resource's lowercase singular.", required=True),
         Field("storageVersionHash", STRING, "A hash of the resource's storage version."),
         Field("verbs", List(STRING), "The verbs the resource supports.", required=True),
         Field("version", STRING, "The preferred version of the resource, if not the list's."),
     ),
-    "APIResource specifies the name of a resource and whether it is namespaced.",
+    "One resource served by a group version.",
 )
 
 APIResourceList = Struct(
@@ -129,7 +149,7 @@ APIResourceList = Struct(
         _KIND,
         Field("resources", List(APIResource, list_type="atomic"), "The resources.", True),
     ),
-    "APIResourceList is a list of APIResource.",
+    "The resources a group version serves.",
     gvks=(("", "v1", "APIResourceList"),),
 )
 
@@ -137,17 +157,17 @@ _AUTOSCALING = "io.k8s.api.autoscaling.v1"
 
 ScaleSpec = Struct(
     f"{_AUTOSCALING}.ScaleSpec",
-    (Field("replicas", INT32, "The desired number of instances."),),
-    "ScaleSpec describes the attributes of a scale subresource.",
+    (Field("replicas", INT32, "How many replicas are wanted."),),
+    "The replicas asked for.",
 )
 
 ScaleStatus = Struct(
     f"{_AUTOSCALING}.ScaleStatus",
     (
-        Field("replicas", INT32, "The actual number of observed instances.", required=True),
-        Field("selector", STRING, "The label query over the pods counted in replicas."),
+        Field("replicas", INT32, "How many replicas were last counted.", required=True),
+        Field("selector", STRING, "The label selector, as a string, of the pods counted."),
     ),
-    "ScaleStatus represents the current status of a scale subresource.",
+    "The replicas found.",
 )
 
 Scale = Struct(
@@ -155,10 +175,10 @@ Scale = Struct(
     (
         _API_VERSION,
         _KIND,
-        Field("metadata", ObjectMeta, "Standard object metadata."),
+        Field("metadata", ObjectMeta, "The metadata of the scaled object."),
         Field("spec", ScaleSpec, "The desired state of the scale."),
         Field("status", ScaleStatus, "The current state of the scale; read-only."),
     ),
-    "Scale represents a scaling request for a resource.",
+    "The replica count of a scalable object, read or written through its /scale subresource.",
     gvks=(("autoscaling", "v1", "Scale"),),
 )

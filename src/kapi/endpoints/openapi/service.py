@@ -44,7 +44,15 @@ from kapi.endpoints.servecontent import serve_content
 from kapi.runtime import schema, serializer
 from kapi.runtime.lifecycle import EXTENSION as LIFECYCLE_EXTENSION
 from kapi.runtime.lifecycle import note as lifecycle_note
-from kapi.runtime.meta import ListMeta, ObjectMeta, list_struct
+from kapi.runtime.meta import (
+    API_VERSION_DOC,
+    KIND_DOC,
+    LIST_METADATA_DOC,
+    OBJECT_METADATA_DOC,
+    ListMeta,
+    ObjectMeta,
+    list_struct,
+)
 from kapi.runtime.scheme import Resource, Scheme
 
 _REF_PREFIX = "#/components/schemas/"
@@ -270,9 +278,9 @@ def _custom_definitions(resource: Resource, version: str, name: str, crd_schema:
     crd_schema = _lifecycle_notes(crd_schema)
     gvk = [gvk_dict((resource.group, version, resource.kind))]
     properties = {
-        "apiVersion": {"type": "string", "description": "APIVersion of this object."},
-        "kind": {"type": "string", "description": "Kind of this object."},
-        "metadata": {"allOf": [ObjectMeta.ref()], "description": "Standard object's metadata."},
+        "apiVersion": {"type": "string", "description": API_VERSION_DOC},
+        "kind": {"type": "string", "description": KIND_DOC},
+        "metadata": {"allOf": [ObjectMeta.ref()], "description": OBJECT_METADATA_DOC},
         **crd_schema.get("properties", {}),
     }
     item = {**crd_schema, "properties": properties, "x-kubernetes-group-version-kind": gvk}
@@ -283,14 +291,14 @@ def _custom_definitions(resource: Resource, version: str, name: str, crd_schema:
     return {
         name: {**item, **selectable_fields},
         name + "List": {
-            "description": f"{resource.list_kind} is a list of {resource.kind}",
+            "description": f"{resource.kind} objects, as a list request returns them.",
             "type": "object",
             "required": ["items"],
             "properties": {
                 "apiVersion": properties["apiVersion"],
                 "items": {"type": "array", "items": {"$ref": f"{_REF_PREFIX}{name}"}},
                 "kind": properties["kind"],
-                "metadata": {"allOf": [ListMeta.ref()], "description": "Standard list metadata."},
+                "metadata": {"allOf": [ListMeta.ref()], "description": LIST_METADATA_DOC},
             },
             "x-kubernetes-group-version-kind": list_gvk,
             **selectable_fields,
