@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from kapi.apimachinery import errors
 from kapi.apimachinery.unstructured import Object
@@ -36,6 +37,26 @@ from kapi.registry.informer import Backoff, reflect
 from kapi.registry.store import Store, WatchEvent
 
 log = logging.getLogger(__name__)
+
+#: Upstream's name for the post-start hook that creates the bootstrap policy.
+RBAC_BOOTSTRAP_HOOK = "rbac/bootstrap-roles"
+
+
+async def bootstrap_policy(
+    cluster_roles_store: Store, bindings_store: Store, done: Callable[[], object]
+) -> None:
+    """The post-start hook: :func:`ensure_bootstrap_policy` until it succeeds, then ``done()``."""
+    backoff = Backoff(initial=0.1)
+    while True:
+        try:
+            await ensure_bootstrap_policy(cluster_roles_store, bindings_store)
+            done()
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("creating the bootstrap RBAC policy: %r; retrying", exc)
+            await asyncio.sleep(backoff.next())
 
 
 async def ensure_bootstrap_policy(cluster_roles_store: Store, bindings_store: Store) -> None:
