@@ -137,6 +137,14 @@ Condition = Struct(
 )
 
 
+RawExtension = Struct(
+    "io.k8s.apimachinery.pkg.runtime.RawExtension",
+    (),
+    "An embedded object, kept as sent.",
+    preserve_unknown_fields=True,
+)
+
+
 def kind_struct(
     name: str,
     gvks: tuple[tuple[str, str, str], ...],

@@ -105,10 +105,25 @@ class MicroTime(Schema):
 
 
 @dataclass(frozen=True)
+class Quantity(Schema):
+    """``resource.Quantity``: a string (or a JSON number) such as ``500m`` or ``1Gi``."""
+
+    type_name = "resource.Quantity"
+    json_type = (str, int, float)
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        refs.setdefault(_QUANTITY.name, _QUANTITY)
+        return _QUANTITY.ref()
+
+
+@dataclass(frozen=True)
 class Map(Schema):
     """A JSON object with free keys (``map[string]T``)."""
 
     values: Schema
+    #: ``x-kubernetes-map-type`` (upstream's ``+mapType``): ``"atomic"`` maps are owned,
+    #: merged and replaced as one value by server-side apply.
+    map_type: str | None = None
     json_type = (dict,)
 
     @property
@@ -116,7 +131,10 @@ class Map(Schema):
         return f"map[string]{self.values.type_name}"
 
     def openapi(self, refs: dict[str, Struct]) -> JSON:
-        return {"type": "object", "additionalProperties": _with_default(self.values, refs)}
+        schema: JSON = {"type": "object", "additionalProperties": _with_default(self.values, refs)}
+        if self.map_type:
+            schema["x-kubernetes-map-type"] = self.map_type
+        return schema
 
 
 @dataclass(frozen=True)
@@ -240,6 +258,28 @@ class Struct(Schema):
                 {"group": g, "version": v, "kind": k} for g, v, k in self.gvks
             ]
         return schema
+
+
+@dataclass(frozen=True, eq=False)
+class _Definition(Struct):
+    """A shared definition that is not an object (only published where it is used)."""
+
+    body: JSON = field(default_factory=dict)
+
+    def definition(self, refs: dict[str, Struct], version: Version | None = None) -> JSON:
+        return dict(self.body)
+
+
+# Upstream publishes Quantity as a string in v2 and as string-or-number in v3.
+_QUANTITY = _Definition(
+    "io.k8s.apimachinery.pkg.api.resource.Quantity",
+    (),
+    body={
+        "description": "Quantity is a fixed-point representation of a number, such as 500m or "
+        "1Gi, in its canonical text form.",
+        "oneOf": [{"type": "string"}, {"type": "number"}],
+    },
+)
 
 
 def _with_default(schema: Schema, refs: dict[str, Struct]) -> JSON:
