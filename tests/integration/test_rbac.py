@@ -358,19 +358,17 @@ def test_view_edit_admin_pick_up_a_labelled_role(http: httpx.Client) -> None:
         )
 
 
-def test_a_new_aggregating_role(http: httpx.Client) -> None:
+def test_a_new_aggregating_role(http: httpx.Client, kubectl: Kubectl) -> None:
     label = unique("team")
     parts = [unique("part-a"), unique("part-b")]
     for part in parts:
         body = cluster_role(part, {"example.com/team": label}, rules=[get_rules(part)])
         assert http.post(f"{V1}/clusterroles", json=body).status_code == 201
     combined = unique("combined")
-    body = cluster_role(
-        combined,
-        aggregationRule={"clusterRoleSelectors": [{"matchLabels": {"example.com/team": label}}]},
-    )
-    assert http.post(f"{V1}/clusterroles", json=body).status_code == 201
+    kubectl.ok("create", "clusterrole", combined, f"--aggregation-rule=example.com/team={label}")
     try:
+        selectors = http.get(f"{V1}/clusterroles/{combined}").json()["aggregationRule"]
+        assert selectors == {"clusterRoleSelectors": [{"matchLabels": {"example.com/team": label}}]}
         expected = [get_rules(p) for p in sorted(parts)]
         eventually(lambda: _rules_of(http, combined) == expected, what="the aggregated rules")
     finally:
