@@ -44,3 +44,31 @@ def test_two_servers_bootstrap_and_aggregate_once(tmp_path: Path) -> None:
         assert _versions((await roles.list(None, EVERYTHING)).items) == _versions(settled)
 
     run(tmp_path, body)
+
+
+def test_a_role_whose_selector_no_longer_parses_does_not_hold_up_the_others(
+    tmp_path: Path,
+) -> None:
+    async def body(stores: Stores) -> None:
+        roles = stores(GROUP, "clusterroles")
+        rule = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}
+        part = {"metadata": {"name": "part", "labels": {"team": "a"}}, "rules": [rule]}
+        good = {
+            "metadata": {"name": "good"},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"team": "a"}}]},
+        }
+        for obj in (part, good):
+            await roles.create({"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole", **obj})
+        # As if stored before a stricter rule: "In" without values cannot become a selector.
+        broken = {
+            "metadata": {"name": "broken"},
+            "aggregationRule": {
+                "clusterRoleSelectors": [{"matchExpressions": [{"key": "t", "operator": "In"}]}]
+            },
+        }
+        controller = ClusterRoleAggregationController(roles)
+        await controller.replace([broken, *(await roles.list(None, EVERYTHING)).items])
+        await controller.sync()
+        assert (await roles.get(None, "good"))["rules"] == [rule]
+
+    run(tmp_path, body)

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Callable
 
 from kapi.apimachinery import errors
+from kapi.apimachinery.labels import SelectorParseError
 from kapi.apimachinery.unstructured import Object
 from kapi.apis.rbac_bootstrap import (
     aggregated_rules,
@@ -146,7 +147,13 @@ class ClusterRoleAggregationController:
         for role in roles:
             if role.get("aggregationRule") is None:
                 continue
-            rules = aggregated_rules(role, roles)
+            try:
+                rules = aggregated_rules(role, roles)
+            except SelectorParseError as exc:
+                # Only a selector stored before its rule was tightened; upstream's
+                # controller fails on that role alone too.
+                log.warning("cluster role %s: %s", role["metadata"]["name"], exc)
+                continue
             if same_rules(rules, role.get("rules")):
                 continue
             await self._write(role["metadata"]["name"], rules)
