@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import signal
@@ -35,9 +36,15 @@ from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apiextensions.preflight import CRDPreflight
 from kapi.apis import builtin_resources
 from kapi.apis.apiextensions_v1 import GROUP as APIEXTENSIONS
+from kapi.apis.rbac_validation import GROUP as RBAC
 from kapi.audit import Auditor
 from kapi.controllers.identity import IdentityLeaseController, IdentityLeaseGC, apiserver_id
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
+from kapi.controllers.rbac import (
+    RBAC_BOOTSTRAP_HOOK,
+    ClusterRoleAggregationController,
+    bootstrap_policy,
+)
 from kapi.endpoints.app import APIServerApp, HandlerConfig
 from kapi.endpoints.health import HealthChecks
 from kapi.endpoints.metrics import APIServerMetrics
@@ -256,6 +263,7 @@ class APIServer:
         # Custom resources are served once their storage versions are recorded.
         self._spawn(CRDController(crds, self.custom_resources, self.storage_version_manager).run())
         self._spawn(self.webhook_source.run(self.stores))
+        self._start_rbac()
         if self.config.compaction_interval > 0:
             self._spawn(self._compact_periodically())
         self._post_start_done.add("start-kapi-controllers")
@@ -326,6 +334,15 @@ class APIServer:
                 log.warning("etcd at %s is not reachable yet: %s", ",".join(endpoints), reason)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 2.0)
+
+    def _start_rbac(self) -> None:
+        """Upstream's ``rbac/bootstrap-roles`` hook, and the ClusterRole aggregation that
+        kube-controller-manager runs upstream (see :mod:`kapi.controllers.rbac`)."""
+        cluster_roles = self.store(RBAC, "clusterroles")
+        bindings = self.store(RBAC, "clusterrolebindings")
+        done = functools.partial(self._post_start_done.add, RBAC_BOOTSTRAP_HOOK)
+        self._spawn(bootstrap_policy(cluster_roles, bindings, done))
+        self._spawn(ClusterRoleAggregationController(cluster_roles).run())
 
     def _start_identity_controllers(self) -> None:
         """Upstream's identity lease post-start hooks: the heartbeat, and collecting
@@ -485,7 +502,11 @@ class APIServer:
 
             return check
 
-        hooks = ["start-system-namespaces-controller", "start-kapi-controllers"]
+        hooks = [
+            "start-system-namespaces-controller",
+            "start-kapi-controllers",
+            RBAC_BOOTSTRAP_HOOK,
+        ]
         if self.identity:
             hooks += [
                 "start-kube-apiserver-identity-lease-controller",

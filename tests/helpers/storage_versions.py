@@ -31,6 +31,10 @@ BUILTINS = {
     "internal.apiserver.k8s.io.storageversions",
     "networking.k8s.io.ingresses",
     "policy.poddisruptionbudgets",
+    "rbac.authorization.k8s.io.clusterrolebindings",
+    "rbac.authorization.k8s.io.clusterroles",
+    "rbac.authorization.k8s.io.rolebindings",
+    "rbac.authorization.k8s.io.roles",
     "storagemigration.k8s.io.storageversionmigrations",
 }
 

@@ -62,6 +62,10 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "PodDisruptionBudget",
         "StorageVersion",
         "StorageVersionMigration",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
     }
     ns, cm, secret = by_kind["Namespace"], by_kind["ConfigMap"], by_kind["Secret"]
     assert (ns.plural, ns.namespaced, ns.short_names) == ("namespaces", False, ("ns",))

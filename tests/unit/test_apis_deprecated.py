@@ -162,6 +162,10 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "poddisruptionbudgets": "/registry/poddisruptionbudgets/",
         "storageversions": "/registry/storageversions/",
         "storageversionmigrations": "/registry/storageversionmigrations/",
+        "clusterroles": "/registry/clusterroles/",
+        "clusterrolebindings": "/registry/clusterrolebindings/",
+        "roles": "/registry/roles/",
+        "rolebindings": "/registry/rolebindings/",
     }
     assert resource("Ingress").key("ns", "a") == "/registry/ingress/ns/a"
 

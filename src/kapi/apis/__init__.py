@@ -15,6 +15,7 @@ from kapi.apis import (
     events_v1,
     networking,
     policy,
+    rbac,
     storagemigration_v1beta1,
 )
 from kapi.features import FeatureGate
@@ -39,5 +40,6 @@ def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
         *events_v1.resources(),
         *networking.resources(),
         *policy.resources(),
+        *rbac.resources(),
         *storagemigration_v1beta1.resources(gates or FeatureGate()),
     ]
