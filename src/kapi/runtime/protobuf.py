@@ -495,6 +495,8 @@ def _write_zero(out: MessageWriter, f: Field) -> None:
         out.message(f.number, b"")  # the zero time marshals to no bytes at all
     elif f.type is ValueType.QUANTITY:
         _write(out, f.number, f.type, _ZERO_QUANTITY)
+    elif f.type in _RAW_JSON_TYPES:
+        _write(out, f.number, f.type, None)  # a zero RawExtension: no raw bytes, null in JSON
     else:
         _write(out, f.number, f.type, 0 if f.type is ValueType.INT_OR_STRING else {})
 
