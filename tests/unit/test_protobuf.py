@@ -622,7 +622,8 @@ def _always_present(f: Field) -> bool:
     written (as zero when unset) and so always decoded."""
     if f.optional or f.label is not Label.SINGLE:
         return False
-    if isinstance(f.type, str) or f.type in (ValueType.INT_OR_STRING, ValueType.QUANTITY):
+    always = (ValueType.INT_OR_STRING, ValueType.QUANTITY, ValueType.JSON)
+    if isinstance(f.type, str) or f.type in always:
         return True
     return not f.omitempty and f.type not in (ValueType.TIME, ValueType.BYTES)
 
