@@ -72,6 +72,7 @@ _SUBRESOURCE_VERBS = {
     "status": ("get", "patch", "update"),
     "scale": ("get", "patch", "update"),
     "finalize": ("update",),
+    "ephemeralcontainers": ("get", "patch", "update"),
 }
 
 
@@ -175,10 +176,21 @@ def _discovered(resource: Resource, version: str) -> DiscoveredResource:
     served = resource.subresources_of(version)
     # The installer registers paths sorted; the CRD discovery controller appends status, scale.
     names = [s for s in ("status", "scale") if s in served] if custom else sorted(served)
-    subresources = tuple(_subresource(resource.kind, sub, response_kind) for sub in names)
+    subresources = tuple(
+        _creator_subresource(sub, creator.kind)
+        if (creator := resource.creators.get(sub)) is not None
+        else _subresource(resource.kind, sub, response_kind)
+        for sub in names
+    )
     return DiscoveredResource(
         resource, resource_verbs(resource), response_kind, subresources, custom
     )
+
+
+def _creator_subresource(name: str, kind: tuple[str, str, str]) -> DiscoveredSubresource:
+    """A subresource taking POSTs of its own kind: ``create`` only, that kind in both places."""
+    own = Kind(*kind)
+    return DiscoveredSubresource(name, ("create",), own, own)
 
 
 def _subresource(kind: str, name: str, own: Kind) -> DiscoveredSubresource:

@@ -18,7 +18,7 @@ from kapi.apimachinery.unstructured import Object
 from kapi.runtime.columns import Column
 from kapi.runtime.cooperative import CHUNK, pause
 from kapi.runtime.schema import Struct
-from kapi.runtime.strategy import ResourceStrategy
+from kapi.runtime.strategy import ResourceStrategy, SubresourceCreator
 from kapi.version import Version
 
 Converter = Callable[[Object], Object]
@@ -173,6 +173,9 @@ class Resource:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
+    #: Subresources that take a POST of another kind (``pods/binding``), by name; each
+    #: is listed in ``subresources`` too.
+    creators: Mapping[str, SubresourceCreator] = field(default_factory=dict)
     #: Field labels usable in field selectors besides metadata.name/namespace.
     field_labels: tuple[str, ...] = ()
     #: Field labels that stand for another label of the hub (upstream's field label

@@ -430,6 +430,8 @@ def _builtin_routes(b: _Builder, root: str, scope: str) -> None:
     b.delete(item)
     b.patch(item, "", b.definition)
     for sub in sorted(b.resource.subresources_of(b.version)):
+        if sub in b.resource.creators:
+            continue  # POST-only subresources of another kind are not described
         if sub == "finalize":
             b.replace(f"{item}/{sub}", sub, b.definition)
             continue

@@ -1,0 +1,326 @@
+"""core/v1 Pods on a real server: create, status, binding, ephemeral containers, eviction.
+
+Messages are kube-apiserver's (``pkg/registry/core/pod``); kapi runs no kubelet,
+so the tests play its part by writing ``/status``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.helpers.status import assert_status
+
+Object = dict[str, Any]
+
+
+def _pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> Object:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {"app": "web"}},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}], **spec},
+    }
+
+
+def _create(http: httpx.Client, namespace: str, body: Object) -> Object:
+    response = http.post(f"/api/v1/namespaces/{namespace}/pods", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _get(http: httpx.Client, namespace: str, name: str) -> Object:
+    response = http.get(f"/api/v1/namespaces/{namespace}/pods/{name}")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_create_starts_pending_with_qos_class_and_generation(
+    http: httpx.Client, namespace: str
+) -> None:
+    pod = _create(http, namespace, _pod("p1"))
+    assert pod["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    assert pod["metadata"]["generation"] == 1
+    guaranteed = _pod("p2")
+    guaranteed["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1", "memory": "1Gi"}}
+    assert _create(http, namespace, guaranteed)["status"]["qosClass"] == "Guaranteed"
+    burstable = _pod("p3")
+    burstable["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
+    assert _create(http, namespace, burstable)["status"]["qosClass"] == "Burstable"
+
+
+def test_status_written_by_the_client_is_dropped_on_create(
+    http: httpx.Client, namespace: str
+) -> None:
+    body = _pod("p1")
+    body["status"] = {"phase": "Running", "podIP": "10.0.0.1"}
+    assert _create(http, namespace, body)["status"] == {
+        "phase": "Pending",
+        "qosClass": "BestEffort",
+    }
+
+
+def test_status_subresource_keeps_spec_and_backfills_qos(
+    http: httpx.Client, namespace: str
+) -> None:
+    pod = _create(http, namespace, _pod("p1"))
+    pod["status"] = {"phase": "Running", "podIP": "10.0.0.7", "podIPs": [{"ip": "10.0.0.7"}]}
+    pod["spec"]["nodeName"] = "ignored"
+    response = http.put(f"/api/v1/namespaces/{namespace}/pods/p1/status", json=pod)
+    assert response.status_code == 200, response.text
+    updated = response.json()
+    assert updated["status"]["phase"] == "Running"
+    assert updated["status"]["qosClass"] == "BestEffort"
+    assert "nodeName" not in updated["spec"]
+    assert updated["metadata"]["generation"] == 1
+    found = http.get(
+        f"/api/v1/namespaces/{namespace}/pods", params={"fieldSelector": "status.podIP=10.0.0.7"}
+    ).json()["items"]
+    assert [p["metadata"]["name"] for p in found] == ["p1"]
+
+
+def test_spec_change_bumps_generation(http: httpx.Client, namespace: str) -> None:
+    _create(http, namespace, _pod("p1"))
+    response = http.patch(
+        f"/api/v1/namespaces/{namespace}/pods/p1",
+        json={"spec": {"activeDeadlineSeconds": 30}},
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["metadata"]["generation"] == 2
+
+
+def test_binding_sets_node_once(http: httpx.Client, namespace: str) -> None:
+    _create(http, namespace, _pod("p1"))
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p1", "annotations": {"bound-by": "test"}},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
+    }
+    path = f"/api/v1/namespaces/{namespace}/pods/p1/binding"
+    response = http.post(path, json=binding)
+    assert response.status_code == 201, response.text
+    assert response.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "code": 201,
+    }
+    pod = _get(http, namespace, "p1")
+    assert pod["spec"]["nodeName"] == "node-a"
+    assert pod["metadata"]["annotations"] == {"bound-by": "test"}
+    [scheduled] = pod["status"]["conditions"]
+    assert (scheduled["type"], scheduled["status"]) == ("PodScheduled", "True")
+    found = http.get(
+        f"/api/v1/namespaces/{namespace}/pods", params={"fieldSelector": "spec.nodeName=node-a"}
+    ).json()["items"]
+    assert [p["metadata"]["name"] for p in found] == ["p1"]
+
+    binding["target"]["name"] = "node-b"
+    assert_status(
+        http.post(path, json=binding),
+        409,
+        "Conflict",
+        'Operation cannot be fulfilled on pods/binding "p1": pod p1 is already assigned to '
+        'node "node-a"',
+        {"name": "p1", "kind": "pods/binding"},
+    )
+    assert _get(http, namespace, "p1") == pod
+
+
+def test_binding_refusals(http: httpx.Client, namespace: str) -> None:
+    _create(http, namespace, _pod("p1"))
+    path = f"/api/v1/namespaces/{namespace}/pods/p1/binding"
+    other = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p2"}, "target": {}}
+    assert_status(
+        http.post(path, json=other),
+        400,
+        "BadRequest",
+        "name in URL does not match name in Binding object",
+    )
+    to_pod = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p1"},
+        "target": {"kind": "Pod"},
+    }
+    assert_status(
+        http.post(path, json=to_pod),
+        500,
+        "",
+        '[target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", '
+        "target.name: Required value]",
+    )
+    assert_status(http.get(path), 405, "MethodNotAllowed")
+    assert "nodeName" not in _get(http, namespace, "p1")["spec"]
+
+
+def _running(http: httpx.Client, namespace: str, name: str, *, ready: bool) -> None:
+    pod = _get(http, namespace, name)
+    pod["status"]["phase"] = "Running"
+    pod["status"]["conditions"] = [
+        {"type": "Ready", "status": "True" if ready else "False"},
+    ]
+    response = http.put(f"/api/v1/namespaces/{namespace}/pods/{name}/status", json=pod)
+    assert response.status_code == 200, response.text
+
+
+def _pdb(http: httpx.Client, namespace: str, allowed: int) -> Object:
+    body = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "budget"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    base = f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets"
+    response = http.post(base, json=body)
+    assert response.status_code == 201, response.text
+    pdb = response.json()
+    pdb["status"] = {
+        "observedGeneration": 1,
+        "disruptionsAllowed": allowed,
+        "currentHealthy": 1 + allowed,
+        "desiredHealthy": 1,
+        "expectedPods": 1 + allowed,
+    }
+    response = http.put(f"{base}/budget/status", json=pdb)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _evict(http: httpx.Client, namespace: str, name: str, version: str = "v1") -> httpx.Response:
+    return http.post(
+        f"/api/v1/namespaces/{namespace}/pods/{name}/eviction",
+        json={"apiVersion": f"policy/{version}", "kind": "Eviction", "metadata": {"name": name}},
+    )
+
+
+def test_eviction_refused_by_budget_then_allowed(http: httpx.Client, namespace: str) -> None:
+    _create(http, namespace, _pod("p1"))
+    _running(http, namespace, "p1", ready=True)
+    _pdb(http, namespace, allowed=0)
+    refused = assert_status(
+        _evict(http, namespace, "p1"),
+        429,
+        "TooManyRequests",
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+    )
+    assert refused["details"] == {
+        "causes": [
+            {
+                "reason": "DisruptionBudget",
+                "message": "The disruption budget budget needs 1 healthy pods and has 1 currently",
+            }
+        ]
+    }
+    assert _get(http, namespace, "p1")["status"]["phase"] == "Running"
+
+    base = f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/budget"
+    pdb = http.get(base).json()
+    pdb["status"].update(disruptionsAllowed=1, currentHealthy=2, expectedPods=2)
+    assert http.put(f"{base}/status", json=pdb).status_code == 200
+    response = _evict(http, namespace, "p1", "v1beta1")
+    assert response.status_code == 201, response.text
+    assert response.json()["status"] == "Success"
+    assert http.get(f"/api/v1/namespaces/{namespace}/pods/p1").status_code == 404
+    status = http.get(base).json()["status"]
+    assert status["disruptionsAllowed"] == 0
+    assert list(status["disruptedPods"]) == ["p1"]
+    [condition] = status["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "DisruptionAllowed",
+        "False",
+        "InsufficientPods",
+    )
+
+
+def test_pending_pod_evicts_without_budget_check(http: httpx.Client, namespace: str) -> None:
+    _create(http, namespace, _pod("p1"))
+    _pdb(http, namespace, allowed=0)
+    assert _evict(http, namespace, "p1").status_code == 201
+    assert http.get(f"/api/v1/namespaces/{namespace}/pods/p1").status_code == 404
+
+
+def test_budget_not_yet_observed_is_still_processing(http: httpx.Client, namespace: str) -> None:
+    _create(http, namespace, _pod("p1"))
+    _running(http, namespace, "p1", ready=True)
+    body = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "fresh"},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    assert (
+        http.post(
+            f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets", json=body
+        ).status_code
+        == 201
+    )
+    refused = assert_status(
+        _evict(http, namespace, "p1"),
+        429,
+        "TooManyRequests",
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+    )
+    assert refused["details"]["retryAfterSeconds"] == 10
+    assert refused["details"]["causes"][0]["message"] == (
+        "The disruption budget fresh is still being processed by the server."
+    )
+    assert _get(http, namespace, "p1")["metadata"]["name"] == "p1"
+
+
+def test_ephemeral_containers_subresource(http: httpx.Client, namespace: str) -> None:
+    _create(http, namespace, _pod("p1"))
+    path = f"/api/v1/namespaces/{namespace}/pods/p1/ephemeralcontainers"
+    pod = http.get(path).json()
+    debugger = {"name": "debugger", "image": "busybox", "stdin": True, "tty": True}
+    pod["spec"]["ephemeralContainers"] = [debugger]
+    pod["spec"]["containers"][0]["image"] = "ignored"
+    response = http.put(path, json=pod)
+    assert response.status_code == 200, response.text
+    updated = response.json()
+    assert [c["name"] for c in updated["spec"]["ephemeralContainers"]] == ["debugger"]
+    assert updated["spec"]["containers"][0]["image"] == "nginx"
+
+    updated["spec"]["ephemeralContainers"] = []
+    assert_status(
+        http.put(path, json=updated),
+        422,
+        "Invalid",
+        'Pod "p1" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral '
+        'containers "debugger" may not be removed\n',
+    )
+    assert [c["name"] for c in _get(http, namespace, "p1")["spec"]["ephemeralContainers"]] == [
+        "debugger"
+    ]
+
+
+def test_ephemeral_containers_refused_on_create(http: httpx.Client, namespace: str) -> None:
+    body = _pod("p1", ephemeralContainers=[{"name": "debugger", "image": "busybox"}])
+    assert_status(
+        http.post(f"/api/v1/namespaces/{namespace}/pods", json=body),
+        422,
+        "Invalid",
+        'Pod "p1" is invalid: spec.ephemeralContainers: Forbidden: cannot be set on create',
+    )
+    assert http.get(f"/api/v1/namespaces/{namespace}/pods/p1").status_code == 404
+
+
+def test_discovery_lists_pod_subresources(http: httpx.Client) -> None:
+    resources = {r["name"]: r for r in http.get("/api/v1").json()["resources"]}
+    assert resources["pods"]["shortNames"] == ["po"]
+    assert resources["pods"]["categories"] == ["all"]
+    assert resources["pods/binding"]["kind"] == "Binding"
+    assert resources["pods/binding"]["verbs"] == ["create"]
+    eviction = resources["pods/eviction"]
+    assert (eviction["group"], eviction["version"], eviction["kind"]) == (
+        "policy",
+        "v1",
+        "Eviction",
+    )
+    assert eviction["verbs"] == ["create"]
+    assert resources["pods/ephemeralcontainers"]["verbs"] == ["get", "patch", "update"]
+    assert resources["pods/status"]["kind"] == "Pod"
