@@ -60,6 +60,9 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "EndpointSlice",
         "Ingress",
         "PodDisruptionBudget",
+        "Pod",
+        "PodTemplate",
+        "ReplicationController",
         "StorageVersion",
         "StorageVersionMigration",
     }
@@ -75,8 +78,9 @@ def test_builtin_resources_declare_upstream_shape() -> None:
     assert (secret.plural, secret.short_names, secret.field_labels) == ("secrets", (), ("type",))
     assert ns.field_labels == ("status.phase",)
     for r in by_kind.values():
-        # Of these kinds only CronJob is in "all" upstream.
-        assert r.categories == (("all",) if r.kind == "CronJob" else ())
+        # Of these kinds CronJob, Pod and ReplicationController are in "all" upstream.
+        in_all = r.kind in ("CronJob", "Pod", "ReplicationController")
+        assert r.categories == (("all",) if in_all else ())
     for r in (ns, cm, secret):
         lifecycle = r.versions["v1"].lifecycle
         assert lifecycle is not None and lifecycle.introduced == Version(1, 0)
