@@ -146,7 +146,7 @@ def validate_ephemeral_containers_update(new: Object, old: Object) -> list[Field
     message; kapi ends it at the line break before that diff.
     """
     if MIRROR_POD_ANNOTATION in (old.get("metadata", {}).get("annotations") or {}):
-        return [forbidden(Path(""), STATIC_POD_EPHEMERAL)]
+        return [forbidden("", STATIC_POD_EPHEMERAL)]  # upstream field.NewPath(""): no path
     path = Path("spec", "ephemeralContainers")
     by_name = {c.get("name"): c for c in _spec(new).get("ephemeralContainers") or []}
     errs: list[FieldError] = []
