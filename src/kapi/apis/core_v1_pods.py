@@ -21,6 +21,7 @@ from :mod:`kapi.apis.core_v1_pod_defaults` and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -130,6 +131,8 @@ def scheduling_gated_condition(obj: Object) -> None:
     )
 
 
+_POD_OPTIONS = dataclasses.replace(pod_validation.DEFAULT_OPTIONS, resource_is_pod=True)
+
 NAME_NOT_DNS_LABEL_WARNING = (
     "metadata.name: this is used in the Pod's hostname, which can result in surprising "
     "behavior; a DNS label is recommended: "
@@ -163,16 +166,6 @@ def validate_ephemeral_containers_update(new: Object, old: Object) -> list[Field
     return errs
 
 
-def validate_pod_create(pod: Object) -> list[FieldError]:
-    """``ValidatePodCreate``: the spec, and no ephemeral containers yet."""
-    spec = _spec(pod)
-    path = Path("spec")
-    errs = pod_validation.validate_pod_spec(spec, path)
-    if spec.get("ephemeralContainers"):
-        errs.append(forbidden(path.child("ephemeralContainers"), "cannot be set on create"))
-    return errs
-
-
 def validate_pod_update(new: Object, old: Object) -> list[FieldError]:
     """``ValidatePodUpdate``: the spec, and what may not change on a pod."""
     return pod_validation.validate_pod_update(new, old)
@@ -199,7 +192,7 @@ class PodStrategy(Strategy):
         scheduling_gated_condition(obj)
 
     def validate(self, obj: Object) -> list[FieldError]:
-        return validate_pod_create(obj)
+        return pod_validation.validate_pod_create(obj)
 
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
         return validate_pod_update(new, old)
@@ -208,7 +201,11 @@ class PodStrategy(Strategy):
         self, subresource: str, new: Object, old: Object
     ) -> list[FieldError]:
         if subresource == "ephemeralcontainers":
-            return validate_ephemeral_containers_update(new, old)
+            # ``validatePodMetadataAndSpec`` first: new ephemeral containers must be valid too.
+            spec_errs = pod_validation.validate_pod_spec(
+                _spec(new), Path("spec"), opts=_POD_OPTIONS
+            )
+            return spec_errs + validate_ephemeral_containers_update(new, old)
         if subresource == "status":
             # The QoS class is fixed at creation: old kubelets dropped it, so it is backfilled.
             status = new.setdefault("status", {})
