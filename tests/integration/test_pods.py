@@ -6,10 +6,17 @@ so the tests play its part by writing ``/status``.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from kubernetes import client, config
+from kubernetes.client import ApiException
 
+from tests.conftest import KapiServer
+from tests.helpers.kubectl import make_kubectl
 from tests.helpers.status import assert_status
 
 Object = dict[str, Any]
@@ -324,3 +331,148 @@ def test_discovery_lists_pod_subresources(http: httpx.Client) -> None:
     assert eviction["verbs"] == ["create"]
     assert resources["pods/ephemeralcontainers"]["verbs"] == ["get", "patch", "update"]
     assert resources["pods/status"]["kind"] == "Pod"
+
+
+#: kube-apiserver's refusal of a pod update that changes more than it allows.
+POD_UPDATE_FORBIDDEN = (
+    'Pod "p1" is invalid: spec: Forbidden: pod updates may not change fields other than '
+    "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+    "`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
+    "negative)\n"
+)
+
+
+def test_pod_spec_is_immutable_but_images(http: httpx.Client, namespace: str) -> None:
+    pod = _create(http, namespace, _pod("p1"))
+    path = f"/api/v1/namespaces/{namespace}/pods/p1"
+    changed = {**pod, "spec": {**pod["spec"], "restartPolicy": "Never"}}
+    refused = assert_status(http.put(path, json=changed), 422, "Invalid")
+    assert refused["message"].startswith(POD_UPDATE_FORBIDDEN), refused["message"]
+    assert refused["details"]["causes"][0]["field"] == "spec"
+    assert _get(http, namespace, "p1") == pod
+    containers = [{**pod["spec"]["containers"][0], "image": "nginx:1.27"}]
+    response = http.put(path, json={**pod, "spec": {**pod["spec"], "containers": containers}})
+    assert response.status_code == 200, response.text
+    assert response.json()["spec"]["containers"][0]["image"] == "nginx:1.27"
+    extra = [*containers, {"name": "two", "image": "busybox"}]
+    assert_status(
+        http.put(path, json={**response.json(), "spec": {**pod["spec"], "containers": extra}}),
+        422,
+        "Invalid",
+        'Pod "p1" is invalid: spec.containers: Forbidden: pod updates may not add or remove '
+        "containers",
+    )
+
+
+def test_kubectl_run_get_and_describe(
+    kapi_server: KapiServer, tmp_path: Path, namespace: str
+) -> None:
+    kubectl = make_kubectl(kapi_server, tmp_path, "1.33")
+    assert kubectl.ok("-n", namespace, "run", "nginx", "--image=nginx").stdout == (
+        "pod/nginx created\n"
+    )
+    wide = kubectl.ok("-n", namespace, "get", "pods", "-o", "wide").out_lines
+    assert wide[0].split() == [
+        "NAME",
+        "READY",
+        "STATUS",
+        "RESTARTS",
+        "AGE",
+        "IP",
+        "NODE",
+        "NOMINATED",
+        "NODE",
+        "READINESS",
+        "GATES",
+    ]
+    cells = wide[1].split()
+    assert cells[:4] == ["nginx", "0/1", "Pending", "0"]
+    assert cells[5:] == ["<none>"] * 4
+    described = kubectl.ok("-n", namespace, "describe", "pod", "nginx").stdout
+    assert "Labels:       run=nginx" in described
+    assert "Status:       Pending" in described
+    assert "QoS Class:        BestEffort" in described
+    pod = kubectl.json("-n", namespace, "get", "pod", "nginx")
+    container = pod["spec"]["containers"][0]
+    assert container["imagePullPolicy"] == "Always"
+    assert container["terminationMessagePath"] == "/dev/termination-log"
+    assert pod["spec"]["dnsPolicy"] == "ClusterFirst"
+    assert kubectl.ok("-n", namespace, "get", "po", "-o", "name").stdout == "pod/nginx\n"
+    all_kinds = kubectl.ok("-n", namespace, "get", "all", "-o", "name").stdout
+    assert "pod/nginx" in all_kinds
+    selected = kubectl.ok(
+        "-n", namespace, "get", "pods", "--field-selector=status.phase=Pending", "-o", "name"
+    )
+    assert selected.stdout == "pod/nginx\n"
+
+
+def test_kubectl_debug_adds_an_ephemeral_container(
+    kapi_server: KapiServer, tmp_path: Path, namespace: str
+) -> None:
+    kubectl = make_kubectl(kapi_server, tmp_path, "1.33")
+    kubectl.ok("-n", namespace, "run", "nginx", "--image=nginx")
+    result = kubectl.run(
+        "-n", namespace, "debug", "nginx", "--image=busybox", "--attach=false", "-c", "dbg"
+    )
+    assert result.returncode == 0, str(result)
+    pod = kubectl.json("-n", namespace, "get", "pod", "nginx")
+    [debugger] = pod["spec"]["ephemeralContainers"]
+    assert (debugger["name"], debugger["image"]) == ("dbg", "busybox")
+
+
+def test_official_client_eviction(kapi_server: KapiServer, namespace: str) -> None:
+    api = config.new_client_from_config(config_file=str(kapi_server.kubeconfig))
+    try:
+        core = client.CoreV1Api(api)
+        policy = client.PolicyV1Api(api)
+        container = client.V1Container(name="main", image="nginx")
+        pod = client.V1Pod(
+            metadata=client.V1ObjectMeta(name="p1", labels={"app": "web"}),
+            spec=client.V1PodSpec(containers=[container]),
+        )
+        core.create_namespaced_pod(namespace, pod)
+        live = core.read_namespaced_pod("p1", namespace)
+        live.status.phase = "Running"
+        live.status.conditions = [client.V1PodCondition(type="Ready", status="True")]
+        core.replace_namespaced_pod_status("p1", namespace, live)
+        budget = client.V1PodDisruptionBudget(
+            metadata=client.V1ObjectMeta(name="budget"),
+            spec=client.V1PodDisruptionBudgetSpec(
+                min_available=1, selector=client.V1LabelSelector(match_labels={"app": "web"})
+            ),
+        )
+        policy.create_namespaced_pod_disruption_budget(namespace, budget)
+        stored = policy.read_namespaced_pod_disruption_budget("budget", namespace)
+        stored.status = client.V1PodDisruptionBudgetStatus(
+            observed_generation=1,
+            disruptions_allowed=0,
+            current_healthy=1,
+            desired_healthy=1,
+            expected_pods=1,
+        )
+        policy.replace_namespaced_pod_disruption_budget_status("budget", namespace, stored)
+        eviction = client.V1Eviction(metadata=client.V1ObjectMeta(name="p1", namespace=namespace))
+        with pytest.raises(ApiException) as refused:
+            core.create_namespaced_pod_eviction("p1", namespace, eviction)
+        assert refused.value.status == 429
+        body = json.loads(refused.value.body)
+        assert body["message"] == (
+            "Cannot evict pod as it would violate the pod's disruption budget."
+        )
+        assert body["details"]["causes"][0]["reason"] == "DisruptionBudget"
+        assert core.read_namespaced_pod("p1", namespace).status.phase == "Running"
+
+        stored = policy.read_namespaced_pod_disruption_budget("budget", namespace)
+        stored.status.disruptions_allowed = 1
+        stored.status.current_healthy = 2
+        policy.replace_namespaced_pod_disruption_budget_status("budget", namespace, stored)
+        core.create_namespaced_pod_eviction("p1", namespace, eviction)
+        with pytest.raises(ApiException) as gone:
+            core.read_namespaced_pod("p1", namespace)
+        assert gone.value.status == 404
+        after = policy.read_namespaced_pod_disruption_budget("budget", namespace)
+        assert after.status.disruptions_allowed == 0
+        assert list(after.status.disrupted_pods) == ["p1"]
+    finally:
+        api.close()
