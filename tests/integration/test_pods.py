@@ -291,6 +291,7 @@ def test_ephemeral_containers_subresource(http: httpx.Client, namespace: str) ->
     updated = response.json()
     assert [c["name"] for c in updated["spec"]["ephemeralContainers"]] == ["debugger"]
     assert updated["spec"]["containers"][0]["image"] == "nginx"
+    assert updated["metadata"]["generation"] == 2  # the spec changed, as upstream counts it
 
     updated["spec"]["ephemeralContainers"] = []
     assert_status(

@@ -186,6 +186,7 @@ class PodStrategy(Strategy):
         "ephemeralcontainers": ("spec", "ephemeralContainers"),
         "binding": (),  # written by BindingCreator only, past the pod strategy
     }
+    spec_subresources = frozenset({"ephemeralcontainers"})
 
     def prepare_for_create(self, obj: Object) -> None:
         obj["status"] = {"phase": PENDING, "qosClass": pod_qos_class(_spec(obj))}

@@ -34,6 +34,9 @@ class Strategy:
     #: Subresources that update one field of the object, and that field's path (empty:
     #: the server itself writes the whole object, as upstream's binding does).
     subresource_fields: dict[str, tuple[str, ...]] = {"status": ("status",)}
+    #: Subresources whose writes change the spec, and so the generation, as the main
+    #: resource's do (pods/ephemeralcontainers); other subresource writes keep it.
+    spec_subresources: frozenset[str] = frozenset()
     #: PUT without ``metadata.resourceVersion`` is an unconditional update.
     allow_unconditional_update: bool = True
     #: PUT of a missing object creates it.

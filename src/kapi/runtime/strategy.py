@@ -45,6 +45,7 @@ class ResourceStrategy(Protocol):
     has_generation: bool
     has_status: bool
     subresource_fields: dict[str, tuple[str, ...]]
+    spec_subresources: frozenset[str]
     allow_unconditional_update: bool
     allow_create_on_update: bool
     expires_after_event_ttl: bool
