@@ -477,3 +477,33 @@ def test_official_client_eviction(kapi_server: KapiServer, namespace: str) -> No
         assert list(after.status.disrupted_pods) == ["p1"]
     finally:
         api.close()
+
+
+def test_terminated_container_of_a_never_restarting_pod_stays_terminated(
+    http: httpx.Client, namespace: str
+) -> None:
+    pod = _create(http, namespace, _pod("p1", restartPolicy="Never"))
+    path = f"/api/v1/namespaces/{namespace}/pods/p1/status"
+    done = {"terminated": {"exitCode": 0}}
+    pod["status"]["containerStatuses"] = [
+        {
+            "name": "main",
+            "image": "nginx",
+            "imageID": "",
+            "ready": False,
+            "restartCount": 0,
+            "state": done,
+        }
+    ]
+    response = http.put(path, json=pod)
+    assert response.status_code == 200, response.text
+    revived = response.json()
+    revived["status"]["containerStatuses"][0]["state"] = {"running": {}}
+    assert_status(
+        http.put(path, json=revived),
+        422,
+        "Invalid",
+        'Pod "p1" is invalid: status.containerStatuses[0].state: Forbidden: may not be '
+        "transitioned to non-terminated state",
+    )
+    assert _get(http, namespace, "p1")["status"]["containerStatuses"][0]["state"] == done

@@ -28,7 +28,14 @@ from decimal import Decimal
 from typing import Any
 
 from kapi.apimachinery import errors, validation
-from kapi.apimachinery.field_errors import FieldError, Path, forbidden, not_supported, required
+from kapi.apimachinery.field_errors import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selector
 from kapi.apimachinery.quantity import QuantityError, parse_quantity
 from kapi.apimachinery.unstructured import Object
@@ -171,9 +178,44 @@ def validate_pod_update(new: Object, old: Object) -> list[FieldError]:
     return pod_validation.validate_pod_update(new, old)
 
 
+def validate_container_state_transition(
+    new: list[Object], old: list[Object], path: Path, restart_policy: str
+) -> list[FieldError]:
+    """``ValidateContainerStateTransition``: a container that may not restart stays
+    terminated."""
+    if restart_policy == "Always":
+        return []
+    errs: list[FieldError] = []
+    for i, previous in enumerate(old):
+        terminated = (previous.get("state") or {}).get("terminated")
+        if terminated is None:
+            continue
+        if (terminated.get("exitCode") or 0) != 0 and restart_policy == "OnFailure":
+            continue
+        for current in new:
+            still = (current.get("state") or {}).get("terminated")
+            if current.get("name") == previous.get("name") and still is None:
+                detail = "may not be transitioned to non-terminated state"
+                errs.append(forbidden(path.index(i).child("state"), detail))
+    return errs
+
+
 def validate_pod_status_update(new: Object, old: Object) -> list[FieldError]:
-    """``ValidatePodStatusUpdate``, the part kapi checks: the spec stays valid."""
-    return []
+    """``ValidatePodStatusUpdate``, without the IP address and resource health rules: a
+    valid nominated node name, and no terminated container brought back to life."""
+    path = Path("status")
+    status, old_status = _status(new), _status(old)
+    errs: list[FieldError] = []
+    nominated = status.get("nominatedNodeName") or ""
+    if nominated and nominated != old_status.get("nominatedNodeName"):
+        for message in validation.name_is_dns_subdomain(nominated, False):
+            errs.append(invalid(path.child("nominatedNodeName"), nominated, message))
+    restart_policy = _spec(old).get("restartPolicy") or ""
+    for key in ("containerStatuses", "initContainerStatuses"):
+        errs += validate_container_state_transition(
+            status.get(key) or [], old_status.get(key) or [], path.child(key), restart_policy
+        )
+    return errs
 
 
 class PodStrategy(Strategy):
