@@ -15,8 +15,12 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client import ApiException
 
+import kapi.apis.generated.core_v1
+import kapi.apis.generated.policy_v1  # noqa: F401 -- and policy's (Eviction)
+from kapi.runtime import protobuf
 from tests.conftest import KapiServer
 from tests.helpers.kubectl import make_kubectl
+from tests.helpers.protobuf_requests import PROTOBUF, post
 from tests.helpers.status import assert_status
 
 Object = dict[str, Any]
@@ -507,3 +511,32 @@ def test_terminated_container_of_a_never_restarting_pod_stays_terminated(
         "transitioned to non-terminated state",
     )
     assert _get(http, namespace, "p1")["status"]["containerStatuses"][0]["state"] == done
+
+
+def test_protobuf_pod_binding_and_eviction(http: httpx.Client, namespace: str) -> None:
+    import kapi.apis.generated.core_v1
+    import kapi.apis.generated.policy_v1  # noqa: F401
+
+    base = f"/api/v1/namespaces/{namespace}/pods"
+    body = protobuf.encode(_pod("p1"))
+    created = post(http, base, body, accept=PROTOBUF)
+    assert created.status_code == 201, created.text
+    assert created.headers["content-type"] == PROTOBUF
+    pod = protobuf.decode(created.content)
+    assert pod["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    assert pod["spec"]["containers"][0]["terminationMessagePath"] == "/dev/termination-log"
+
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p1"},
+        "target": {"kind": "Node", "name": "node-a"},
+    }
+    bound = post(http, f"{base}/p1/binding", protobuf.encode(binding))
+    assert bound.status_code == 201, bound.text
+    assert _get(http, namespace, "p1")["spec"]["nodeName"] == "node-a"
+
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p1"}}
+    evicted = post(http, f"{base}/p1/eviction", protobuf.encode(eviction))
+    assert evicted.status_code == 201, evicted.text
+    assert http.get(f"{base}/p1").status_code == 404

@@ -41,14 +41,14 @@ from kapi.apimachinery.quantity import QuantityError, parse_quantity
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_pod_validation as pod_validation
 from kapi.apis.core_v1_pod_defaults import default_pod
-from kapi.apis.core_v1_podtemplate import PodSpec
+from kapi.apis.generated import core_v1, policy_v1
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Preconditions
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, since
-from kapi.runtime.meta import kind_struct
+from kapi.runtime.meta import DeleteOptions, kind_struct
 from kapi.runtime.objects import deep_copy
-from kapi.runtime.schema import STRING, Field, Struct
+from kapi.runtime.schema import Field, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.runtime.strategy import StoreLookup
 from kapi.version import Version
@@ -472,33 +472,6 @@ POD_COLUMNS = (
 
 # --- binding (``BindingREST``) --------------------------------------------------------------
 
-Binding = kind_struct(
-    "io.k8s.api.core.v1.Binding",
-    (("", "v1", "Binding"),),
-    (
-        Field(
-            "target",
-            Struct(
-                "io.k8s.api.core.v1.ObjectReference",
-                (
-                    Field("apiVersion", STRING, "API version of the object."),
-                    Field("fieldPath", STRING, "A path inside the object."),
-                    Field("kind", STRING, "Kind of the object."),
-                    Field("name", STRING, "Name of the object."),
-                    Field("namespace", STRING, "Namespace of the object."),
-                    Field("resourceVersion", STRING, "Resource version of the object."),
-                    Field("uid", STRING, "UID of the object."),
-                ),
-                "A reference to an object.",
-                map_type="atomic",
-            ),
-            "The node to bind the pod to.",
-            required=True,
-        ),
-    ),
-    "Binds a pod to a node; POSTed to a pod's binding subresource.",
-)
-
 
 def validate_binding(binding: Object) -> list[FieldError]:
     """``ValidatePodBinding``."""
@@ -564,7 +537,7 @@ class BindingCreator:
     kind = ("", "", "Binding")
 
     def body_schema(self, api_version: str, kind: str) -> Struct | None:
-        return Binding if (api_version, kind) == ("v1", "Binding") else None
+        return core_v1.Binding if (api_version, kind) == ("v1", "Binding") else None
 
     async def create(
         self, stores: StoreLookup, namespace: str | None, name: str, body: Object, *, dry_run: bool
@@ -605,25 +578,14 @@ def _binding_conflict(name: str, why: str) -> errors.StatusError:
 
 # --- eviction (``EvictionREST``) ------------------------------------------------------------
 
-_DELETE_OPTIONS_FIELDS = Struct(
-    "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
-    (),
-    "Options of the deletion an eviction makes.",
-    preserve_unknown_fields=True,
+#: policy/v1beta1's Eviction has v1's fields (only v1 is generated).
+EvictionV1 = policy_v1.Eviction
+EvictionV1beta1 = kind_struct(
+    "io.k8s.api.policy.v1beta1.Eviction",
+    (("policy", "v1beta1", "Eviction"),),
+    (Field("deleteOptions", DeleteOptions, ""),),
+    "",
 )
-
-
-def _eviction(version: str) -> Struct:
-    return kind_struct(
-        f"io.k8s.api.policy.{version}.Eviction",
-        (("policy", version, "Eviction"),),
-        (Field("deleteOptions", _DELETE_OPTIONS_FIELDS, "How the pod is deleted."),),
-        "Evicts a pod, within its disruption budget; POSTed to a pod's eviction subresource.",
-    )
-
-
-EvictionV1 = _eviction("v1")
-EvictionV1beta1 = _eviction("v1beta1")
 
 TOO_MANY_REQUESTS_MESSAGE = "Cannot evict pod as it would violate the pod's disruption budget."
 MULTIPLE_PDBS_MESSAGE = (
@@ -810,24 +772,6 @@ async def _delete(pods: Any, pod: Object, options: Object, *, dry_run: bool) -> 
 
 # --- schema and resource ------------------------------------------------------------------
 
-#: Until the generated declarations land: the spec as the pod template declares it, the
-#: status kept as sent.
-PodStatus = Struct(
-    "io.k8s.api.core.v1.PodStatus",
-    (),
-    "The most recently observed state of a pod.",
-    preserve_unknown_fields=True,
-)
-Pod = kind_struct(
-    "io.k8s.api.core.v1.Pod",
-    (("", "v1", "Pod"),),
-    (
-        Field("spec", PodSpec, "What the pod runs: its containers, volumes and scheduling."),
-        Field("status", PodStatus, "The pod's observed state, written by the node it runs on."),
-    ),
-    "A group of containers run together on one node.",
-)
-
 
 def resources() -> list[Resource]:
     """The core/v1 Pod resource."""
@@ -839,7 +783,9 @@ def resources() -> list[Resource]:
             singular="pod",
             namespaced=True,
             versions={
-                "v1": ResourceVersion("v1", Pod, Lifecycle(introduced=Version(1, 0)), default_pod)
+                "v1": ResourceVersion(
+                    "v1", core_v1.Pod, Lifecycle(introduced=Version(1, 0)), default_pod
+                )
             },
             hub_version="v1",
             storage_version="v1",

@@ -10,11 +10,9 @@ from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_pod_validation as pod_validation
 from kapi.apis.core_v1_pod_defaults import default_pod_template
-from kapi.apis.core_v1_podtemplate import PodTemplateSpec
+from kapi.apis.generated.core_v1 import PodTemplate
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import NAME, Column
-from kapi.runtime.meta import kind_struct
-from kapi.runtime.schema import Field
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
@@ -49,14 +47,6 @@ def format_labels(labels: dict[str, str] | None) -> str:
     """``labels.FormatLabels``: ``k=v`` pairs sorted by key, or ``<none>``."""
     text = ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items()))
     return text or "<none>"
-
-
-PodTemplate = kind_struct(
-    "io.k8s.api.core.v1.PodTemplate",
-    (("", "v1", "PodTemplate"),),
-    (Field("template", PodTemplateSpec, "The pod this template describes."),),
-    "A pod template kept as an object of its own, for controllers to create pods from.",
-)
 
 
 def resources() -> list[Resource]:

@@ -24,11 +24,9 @@ from kapi.apimachinery.labels import label_selector_as_selector
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_pod_validation as pod_validation
 from kapi.apis.core_v1_pod_defaults import default_pod_template
-from kapi.apis.core_v1_podtemplate import PodTemplateSpec
+from kapi.apis.generated.core_v1 import ReplicationController
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
-from kapi.runtime.meta import kind_struct
-from kapi.runtime.schema import INT32, STRING, Field, Map, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.runtime.strategy import ScaleSubresource
 from kapi.version import Version
@@ -190,36 +188,6 @@ class ReplicationControllerStrategy(Strategy):
 
 
 # --- resource -------------------------------------------------------------------------------
-
-ReplicationControllerSpec = Struct(
-    "io.k8s.api.core.v1.ReplicationControllerSpec",
-    (
-        Field("minReadySeconds", INT32, "Seconds a new pod must be ready to count as available."),
-        Field("replicas", INT32, "How many pods to keep running. Defaults to 1."),
-        Field(
-            "selector",
-            Map(STRING),
-            "Labels of the pods the controller counts; defaults to the template's labels.",
-        ),
-        Field("template", PodTemplateSpec, "The pods the controller creates."),
-    ),
-    "What a replication controller keeps running.",
-)
-ReplicationControllerStatus = Struct(
-    "io.k8s.api.core.v1.ReplicationControllerStatus",
-    (),
-    "What the controller observed of its pods.",
-    preserve_unknown_fields=True,
-)
-ReplicationController = kind_struct(
-    "io.k8s.api.core.v1.ReplicationController",
-    (("", "v1", "ReplicationController"),),
-    (
-        Field("spec", ReplicationControllerSpec, "What the controller keeps running."),
-        Field("status", ReplicationControllerStatus, "What the controller last observed."),
-    ),
-    "Keeps a number of identical pods running (superseded by ReplicaSet).",
-)
 
 
 def _status_int(name: str) -> Any:
