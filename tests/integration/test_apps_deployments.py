@@ -204,7 +204,9 @@ def test_status_subresource(http: httpx.Client, namespace: str) -> None:
     create(http, namespace, deployment("stat"))
     url = f"{base(namespace)}/stat/status"
     status = {"replicas": 2, "readyReplicas": 2, "availableReplicas": 1, "updatedReplicas": 2}
-    response = http.patch(url, json={"status": status, "spec": {"replicas": 9}}, headers=MERGE_PATCH)
+    response = http.patch(
+        url, json={"status": status, "spec": {"replicas": 9}}, headers=MERGE_PATCH
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["status"] == status

@@ -92,9 +92,7 @@ def test_extensions_deployment_defaults_convert_and_warn(client: httpx.Client, n
     assert [i["apiVersion"] for i in listed.json()["items"]] == ["extensions/v1beta1"]
 
 
-def test_extensions_selector_may_change_but_apps_v1beta2_not(
-    client: httpx.Client, ns: str
-) -> None:
+def test_extensions_selector_may_change_but_apps_v1beta2_not(client: httpx.Client, ns: str) -> None:
     ext = f"/apis/extensions/v1beta1/namespaces/{ns}/deployments/mut"
     body = {
         "apiVersion": "extensions/v1beta1",
@@ -170,9 +168,7 @@ def test_extensions_daemonset_template_generation(client: httpx.Client, ns: str)
     }
     created = client.post(url, json=body)
     assert created.status_code == 201, created.text
-    assert created.headers.get_list("warning") == warning(
-        "extensions/v1beta1", "DaemonSet", "1.8"
-    )
+    assert created.headers.get_list("warning") == warning("extensions/v1beta1", "DaemonSet", "1.8")
     spec = created.json()["spec"]
     assert spec["templateGeneration"] == 1
     assert spec["updateStrategy"] == {"type": "OnDelete"}
@@ -208,9 +204,7 @@ def test_apps_v1beta1_statefulset_and_controllerrevision(client: httpx.Client, n
     }
     made = client.post(revisions, json=revision)
     assert made.status_code == 201, made.text
-    assert made.headers.get_list("warning") == warning(
-        "apps/v1beta2", "ControllerRevision", "1.9"
-    )
+    assert made.headers.get_list("warning") == warning("apps/v1beta2", "ControllerRevision", "1.9")
 
 
 def test_discovery_at_1_15(client: httpx.Client) -> None:

@@ -141,7 +141,16 @@ def test_get_tables(kubectl: Kubectl, applied: tuple[str, ...]) -> None:
     assert_table(
         kubectl.ok(*ns, "get", "ds").out_lines,
         [
-            ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"],
+            [
+                "NAME",
+                "DESIRED",
+                "CURRENT",
+                "READY",
+                "UP-TO-DATE",
+                "AVAILABLE",
+                "NODE SELECTOR",
+                "AGE",
+            ],
             ["agent", "0", "0", "0", "0", "0", "disk=ssd,zone=a", "<age>"],
         ],
     )
@@ -196,7 +205,8 @@ def test_statefulset_update_restrictions(kubectl: Kubectl, applied: tuple[str, .
 def test_rollout_history_reads_only_the_api(
     kapi_server: KapiServer, namespace: str, tmp_path: Path
 ) -> None:
-    """``kubectl rollout history`` lists the Deployment's ReplicaSets: none, as nothing rolls it out."""
+    """``kubectl rollout history`` lists the Deployment's ReplicaSets: none, as no
+    controller rolls it out."""
     k = make_kubectl(kapi_server, tmp_path, "1.33")
     path = tmp_path / "apps.yaml"
     path.write_text(MANIFEST.split("---")[0])

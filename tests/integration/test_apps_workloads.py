@@ -72,7 +72,10 @@ def test_statefulset_defaults_name_and_scale(http: httpx.Client, namespace: str)
     body["spec"]["volumeClaimTemplates"] = [
         {
             "metadata": {"name": "data"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
         }
     ]
     sts = created(http, namespace, "statefulsets", body)

@@ -83,7 +83,10 @@ def test_statefulset_defaults_per_version() -> None:
     v1 = copy.deepcopy(obj)
     d.default_statefulset_v1(v1)
     assert v1["spec"]["podManagementPolicy"] == "OrderedReady"
-    assert v1["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+    assert v1["spec"]["updateStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"partition": 0},
+    }
     assert v1["spec"]["persistentVolumeClaimRetentionPolicy"] == {
         "whenDeleted": "Retain",
         "whenScaled": "Retain",
@@ -194,8 +197,7 @@ def test_negative_replicas_and_restart_policy() -> None:
     obj["spec"]["template"]["spec"]["restartPolicy"] = "Never"
     assert _messages(v.validate_deployment(obj)) == [
         "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
-        'spec.template.spec.restartPolicy: Unsupported value: "Never": '
-        'supported values: "Always"',
+        'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
     ]
 
 

@@ -198,7 +198,9 @@ class DaemonSetStrategy(_WorkloadStrategy):
         super().prepare_for_update(new, old)
         if _spec(new).get("template") != _spec(old).get("template"):
             _set_template_generation(new, v.template_generation(old) + 1)
-        elif v.TEMPLATE_GENERATION_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {}):
+        elif v.TEMPLATE_GENERATION_ANNOTATION in (
+            (old.get("metadata") or {}).get("annotations") or {}
+        ):
             # Upstream reads it back from the annotation the client sent; one a client
             # dropped reads as 0 and fails validation below.
             _set_template_generation(new, v.template_generation(new))
@@ -402,9 +404,7 @@ def _copy(obj: Object) -> Object:
     return deep_copy(obj)
 
 
-def _lifecycle(
-    introduced: tuple[int, int], deprecated: tuple[int, int], kind: str
-) -> Lifecycle:
+def _lifecycle(introduced: tuple[int, int], deprecated: tuple[int, int], kind: str) -> Lifecycle:
     return Lifecycle(
         introduced=Version(*introduced),
         deprecated=Version(*deprecated),

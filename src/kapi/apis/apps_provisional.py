@@ -34,13 +34,19 @@ def _kind(group: str, version: str, kind: str, spec: bool = True) -> Struct:
             ),
             Field(
                 "status",
-                Struct(f"{prefix}.{kind}Status", (), f"A {kind}'s state.", preserve_unknown_fields=True),
+                Struct(
+                    f"{prefix}.{kind}Status", (), f"A {kind}'s state.", preserve_unknown_fields=True
+                ),
                 "The observed state.",
             ),
         )
     else:
         fields = (
-            Field("data", Struct(f"{prefix}.{kind}Data", (), "Any data.", preserve_unknown_fields=True), "The data."),
+            Field(
+                "data",
+                Struct(f"{prefix}.{kind}Data", (), "Any data.", preserve_unknown_fields=True),
+                "The data.",
+            ),
             Field("revision", INT64, "A number."),
         )
     return kind_struct(f"{prefix}.{kind}", ((group, version, kind),), fields, f"A {kind}.")

@@ -231,7 +231,9 @@ def validate_deployment_strategy(strategy: Object, path: Path) -> list[FieldErro
         return []
     if kind == ROLLING_UPDATE:
         if not isinstance(rolling, dict):
-            return [required(path.child("rollingUpdate"), "this should be defaulted and never be nil")]
+            return [
+                required(path.child("rollingUpdate"), "this should be defaulted and never be nil")
+            ]
         return validate_rolling_update_deployment(rolling, path.child("rollingUpdate"))
     return [not_supported(path, _deployment_strategy_value(strategy), [RECREATE, ROLLING_UPDATE])]
 
@@ -265,7 +267,9 @@ def _template_against_selector(
     try:
         label_selector_as_selector(selector)
     except SelectorParseError:
-        return [invalid(path.child("selector"), _selector_value(selector), "invalid label selector")]
+        return [
+            invalid(path.child("selector"), _selector_value(selector), "invalid label selector")
+        ]
     return validate_pod_template_for_replica_set(
         _template_of(spec), selector, path.child("template"), kind
     )
@@ -495,7 +499,9 @@ def validate_statefulset_spec(spec: Object, path: Path = SPEC) -> list[FieldErro
         labels = _labels(template)
         if _selector_matches(selector, labels) is False:
             errs.append(
-                invalid(template_path.child("metadata", "labels"), labels or None, SELECTOR_MISMATCH)
+                invalid(
+                    template_path.child("metadata", "labels"), labels or None, SELECTOR_MISMATCH
+                )
             )
         metadata = template.get("metadata") or {}
         errs += validation.validate_labels(metadata.get("labels"), template_path.child("labels"))

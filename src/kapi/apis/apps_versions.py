@@ -186,9 +186,12 @@ def _default_statefulset(obj: Object, *, beta: bool) -> None:
     if beta:
         _default_selector_from_template(obj, spec)
     rolling = strategy.get("rollingUpdate")
-    if strategy["type"] == ROLLING_UPDATE and isinstance(rolling, dict):
-        if rolling.get("partition") is None:
-            rolling["partition"] = 0
+    if (
+        strategy["type"] == ROLLING_UPDATE
+        and isinstance(rolling, dict)
+        and rolling.get("partition") is None
+    ):
+        rolling["partition"] = 0
     # StatefulSetAutoDeletePVC is GA (and locked on) in the modelled release.
     policy = spec.get("persistentVolumeClaimRetentionPolicy")
     if not isinstance(policy, dict):
@@ -276,11 +279,8 @@ def deployment_field_from_hub(obj: Object) -> Object:
     out = deep_copy(obj)
     annotations = dict(_annotations(out))
     revision = annotations.pop(ROLLBACK_TO_ANNOTATION, None)
-    if revision:
-        try:
-            out.setdefault("spec", {})["rollbackTo"] = {"revision": int(revision)}
-        except ValueError:
-            pass
+    if revision and revision.lstrip("-").isdigit():
+        out.setdefault("spec", {})["rollbackTo"] = {"revision": int(revision)}
     _with_annotations(out, annotations)
     return out
 
