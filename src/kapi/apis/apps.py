@@ -32,7 +32,7 @@ from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selec
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import apps_validation as v
 from kapi.apis import apps_versions as d
-from kapi.apis.apps_provisional import apps_v1, apps_v1beta1, apps_v1beta2, extensions_v1beta1
+from kapi.apis.generated import apps_v1, apps_v1beta1, apps_v1beta2, extensions_v1beta1
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell
 from kapi.request import current as current_request
