@@ -53,6 +53,12 @@ from kapi.runtime.scheme import GroupVersion
 from kapi.runtime.strategy import ScaleSubresource
 
 _PATCH_TYPES = (serializer.JSON_PATCH, serializer.MERGE_PATCH, serializer.APPLY_PATCH)
+_BUILTIN_PATCH_TYPES = (
+    serializer.JSON_PATCH,
+    serializer.MERGE_PATCH,
+    serializer.STRATEGIC_MERGE_PATCH,
+    serializer.APPLY_PATCH,
+)
 #: What a write makes of the live Scale (which carries its managedFields): the new Scale
 #: with its managedFields.
 ScaleWrite = Callable[[Object], Awaitable[Object]]
@@ -135,9 +141,11 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
-    media = patch_media_type(request.headers.get("content-type"), _PATCH_TYPES)
-    if media not in _PATCH_TYPES:
-        raise errors.unsupported_media_type(_PATCH_TYPES)
+    # A built-in kind's Scale is a typed object upstream, so it takes strategic merge
+    # patches too (a custom resource's is unstructured: it does not).
+    builtin = isinstance(_spec(scope), BuiltinScale)
+    allowed = _BUILTIN_PATCH_TYPES if builtin else _PATCH_TYPES
+    media = patch_media_type(request.headers.get("content-type"), allowed)
     dry_run, _ = write_options(request.query, "PatchOptions", media)
     if media == serializer.APPLY_PATCH:
         apply = _server_side_apply(scope, request, await request.body())
@@ -147,6 +155,11 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
     def patched(live: Object) -> Any:
         if media == serializer.JSON_PATCH:
             return apply_json_patch(live, document)
+        if media == serializer.STRATEGIC_MERGE_PATCH:
+            try:
+                return patch.strategic_merge_patch(live, document, Scale)
+            except patch.StrategicMergePatchError as exc:
+                raise errors.bad_request(str(exc)) from None
         return patch.merge_patch(live, document)
 
     return await _write(scope, _recording_update(scope, request, patched), dry_run)
