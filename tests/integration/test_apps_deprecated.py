@@ -232,3 +232,19 @@ def test_gone_at_the_default_release(http: httpx.Client, namespace: str) -> None
     assert "extensions" not in names
     apps = next(g for g in http.get("/apis").json()["groups"] if g["name"] == "apps")
     assert [v["version"] for v in apps["versions"]] == ["v1"]
+
+
+def test_requested_deprecated_apis_metric(client: httpx.Client, ns: str) -> None:
+    """What ``kapi deprecations --metrics`` reads: one gauge per deprecated resource called."""
+    assert client.get(f"/apis/apps/v1beta2/namespaces/{ns}/replicasets").status_code == 200
+    assert client.get(f"/apis/extensions/v1beta1/namespaces/{ns}/daemonsets").status_code == 200
+    lines = client.get("/metrics").text.splitlines()
+    for group, version, resource in (
+        ("apps", "v1beta2", "replicasets"),
+        ("extensions", "v1beta1", "daemonsets"),
+    ):
+        sample = (
+            f'apiserver_requested_deprecated_apis{{group="{group}",removed_release="1.16",'
+            f'resource="{resource}",subresource="",version="{version}"}} 1.0'
+        )
+        assert sample in lines
