@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from tests.conftest import KapiServer
+from tests.helpers.kubectl import make_kubectl
 from tests.helpers.status import assert_status
 
 Object = dict[str, Any]
@@ -135,3 +139,35 @@ def test_discovery(http: httpx.Client) -> None:
     assert rc["categories"] == ["all"]
     scale = resources["replicationcontrollers/scale"]
     assert (scale["group"], scale["version"], scale["kind"]) == ("autoscaling", "v1", "Scale")
+
+
+def test_kubectl_create_scale_and_get(
+    kapi_server: KapiServer, tmp_path: Path, namespace: str
+) -> None:
+    kubectl = make_kubectl(kapi_server, tmp_path, "1.33")
+    manifest = tmp_path / "rc.json"
+    manifest.write_text(json.dumps(_rc("web")))
+    assert kubectl.ok("-n", namespace, "create", "-f", str(manifest)).stdout == (
+        "replicationcontroller/web created\n"
+    )
+    assert kubectl.ok("-n", namespace, "scale", "rc", "web", "--replicas=3").stdout == (
+        "replicationcontroller/web scaled\n"
+    )
+    lines = kubectl.ok("-n", namespace, "get", "rc", "-o", "wide").out_lines
+    assert lines[0].split() == [
+        "NAME",
+        "DESIRED",
+        "CURRENT",
+        "READY",
+        "AGE",
+        "CONTAINERS",
+        "IMAGES",
+        "SELECTOR",
+    ]
+    cells = lines[1].split()
+    assert cells[:4] == ["web", "3", "0", "0"]
+    assert cells[5:] == ["main", "nginx", "app=web"]
+    assert (
+        "replicationcontroller/web"
+        in kubectl.ok("-n", namespace, "get", "all", "-o", "name").stdout
+    )

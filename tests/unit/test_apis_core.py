@@ -46,8 +46,14 @@ def resource(kind: str):
 
 
 def test_builtin_resources_declare_upstream_shape() -> None:
-    # Kinds of the extension machinery (CRDs, webhook configurations) have their own tests.
-    extension_groups = ("apiextensions.k8s.io", "admissionregistration.k8s.io")
+    # Kinds of the extension machinery (CRDs, webhook configurations) have their own tests,
+    # as the apps kinds (and their extensions/v1beta1 versions) do.
+    extension_groups = (
+        "apiextensions.k8s.io",
+        "admissionregistration.k8s.io",
+        "apps",
+        "extensions",
+    )
     by_kind = {r.kind: r for r in builtin_resources() if r.group not in extension_groups}
     assert set(by_kind) == {
         "Namespace",

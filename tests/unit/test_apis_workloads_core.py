@@ -24,7 +24,7 @@ from kapi.apis.core_v1_pods import (
 )
 from kapi.apis.core_v1_podtemplates import format_labels
 from kapi.apis.core_v1_replicationcontrollers import (
-    ReplicationControllerScale,
+    RC_SCALE,
     default_replication_controller,
     validate_replication_controller_status,
 )
@@ -223,6 +223,6 @@ def test_replication_controller_status_rules() -> None:
 
 def test_scale_selector_and_labels_text() -> None:
     rc = {"spec": {"selector": {"b": "2", "a": "1"}}}
-    assert ReplicationControllerScale.get(rc, ".spec.selector") == "a=1,b=2"
+    assert RC_SCALE.get(rc, ".spec.selector") == "a=1,b=2"
     assert format_labels({"b": "2", "a": "1"}) == "a=1,b=2"
     assert format_labels({}) == "<none>"

@@ -20,15 +20,14 @@ from kapi.apimachinery.field_errors import (
     not_supported,
     required,
 )
-from kapi.apimachinery.labels import label_selector_as_selector
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_pod_validation as pod_validation
 from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.apis.generated.core_v1 import ReplicationController
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
+from kapi.runtime.scale import BuiltinScale
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
-from kapi.runtime.strategy import ScaleSubresource
 from kapi.version import Version
 
 SELECTOR_MISMATCH = "selector does not match template labels"
@@ -141,31 +140,9 @@ def validate_replication_controller_status(status: Object) -> list[FieldError]:
 # --- strategy -------------------------------------------------------------------------------
 
 
-class ReplicationControllerScale:
-    """``/scale``: replicas at ``spec.replicas`` and ``status.replicas``; the Scale's
-    selector is the RC's selector map written as a label selector."""
-
-    spec_replicas = ".spec.replicas"
-    status_replicas = ".status.replicas"
-    label_selector = ".spec.selector"
-
-    @staticmethod
-    def get(obj: Object, path: str) -> Any:
-        if path == ".spec.selector":
-            selector = _spec(obj).get("selector") or {}
-            return str(label_selector_as_selector({"matchLabels": selector}))
-        node: Any = obj
-        for name in path.lstrip(".").split("."):
-            node = node.get(name) if isinstance(node, dict) else None
-        return node
-
-    @staticmethod
-    def set(obj: Object, path: str, value: Any) -> None:
-        *parents, last = path.lstrip(".").split(".")
-        node = obj
-        for name in parents:
-            node = node.setdefault(name, {})
-        node[last] = value
+#: ``/scale``: replicas at ``spec.replicas`` and ``status.replicas``; the Scale's selector is
+#: the RC's selector map written as a label selector.
+RC_SCALE = BuiltinScale(map_selector=True)
 
 
 class ReplicationControllerStrategy(Strategy):
@@ -173,7 +150,6 @@ class ReplicationControllerStrategy(Strategy):
 
     has_generation = True
     has_status = True
-    scale: ScaleSubresource | None = ReplicationControllerScale()
 
     def prepare_for_create(self, obj: Object) -> None:
         obj["status"] = {"replicas": 0}  # a zero status: replicas always serialises
@@ -222,6 +198,7 @@ def resources() -> list[Resource]:
             categories=("all",),
             subresources=("scale", "status"),
             storage_resource="controllers",  # upstream's etcd key, not the plural
+            scale=RC_SCALE,
             columns=(
                 NAME,
                 Column(
@@ -261,7 +238,7 @@ def resources() -> list[Resource]:
                     "Selector",
                     "string",
                     "The label query over the pods the controller counts.",
-                    lambda o: ReplicationControllerScale.get(o, ".spec.selector"),
+                    RC_SCALE.selector_string,
                     priority=1,
                 ),
             ),

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, Protocol
 from kapi.apimachinery.unstructured import Object
 from kapi.runtime.columns import Column
 from kapi.runtime.cooperative import CHUNK, pause
+from kapi.runtime.scale import BuiltinScale
 from kapi.runtime.schema import Struct
 from kapi.runtime.strategy import ResourceStrategy, SubresourceCreator
 from kapi.version import Version
@@ -197,6 +198,9 @@ class Resource:
     #: The ``apiVersion`` of hub objects; another group's when this resource shares that
     #: group's storage (events.k8s.io Events are core/v1 Events, as upstream cohabits them).
     hub_api_version: str = ""
+    #: A built-in kind's ``/scale`` (custom resources declare theirs on their strategy);
+    #: the versions listing ``scale`` in their subresources serve it.
+    scale: BuiltinScale | None = None
 
     def __post_init__(self) -> None:
         self.list_kind = self.list_kind or self.kind + "List"
