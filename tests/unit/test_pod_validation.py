@@ -184,6 +184,13 @@ def test_env_var_names_strict() -> None:
     ]
 
 
+def field_ref_env(name: str, field_path: str, api_version: str = "v1") -> dict[str, Any]:
+    return {
+        "name": name,
+        "valueFrom": {"fieldRef": {"apiVersion": api_version, "fieldPath": field_path}},
+    }
+
+
 def test_env_value_from() -> None:
     spec = pod_spec(
         container(
@@ -194,22 +201,32 @@ def test_env_value_from() -> None:
                     "value": "x",
                     "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}},
                 },
-                {
-                    "name": "C",
-                    "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.foo"}},
-                },
+                field_ref_env("C", "status.phase"),
+                field_ref_env("D", "spec.foo"),
+                field_ref_env("E", "metadata.name", "v2"),
+                field_ref_env("F", "metadata.labels['a b']"),
+                field_ref_env("G", "spec.host"),
             ]
         )
     )
+    env = "spec.containers[0].env"
     assert errors_of(spec) == [
-        'spec.containers[0].env[0].valueFrom: Invalid value: "": must specify one of: '
+        f'{env}[0].valueFrom: Invalid value: "": must specify one of: '
         "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
-        'spec.containers[0].env[1].valueFrom: Invalid value: "": may not be specified when '
-        "`value` is not empty",
-        'spec.containers[0].env[2].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.foo": '
+        f'{env}[1].valueFrom: Invalid value: "": may not be specified when `value` is not empty',
+        # a field the downward API knows, but not for environment variables
+        f'{env}[2].valueFrom.fieldRef.fieldPath: Unsupported value: "status.phase": '
         'supported values: "metadata.name", "metadata.namespace", "metadata.uid", '
         '"spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", '
         '"status.podIP", "status.podIPs"',
+        f'{env}[3].valueFrom.fieldRef.fieldPath: Invalid value: "spec.foo": '
+        "error converting fieldPath: field label not supported: spec.foo",
+        f'{env}[4].valueFrom.fieldRef.fieldPath: Invalid value: "metadata.name": '
+        "error converting fieldPath: unsupported pod version: v2",
+        f'{env}[5].valueFrom.fieldRef: Invalid value: "a b": name part must consist of '
+        "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+        "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     ]
 
 
@@ -633,3 +650,86 @@ def test_pod_deletion_cost_annotation(cost: str) -> None:
     ]
     template["metadata"]["annotations"][key] = "-10"
     assert validate_pod_template_spec(template, TEMPLATE) == []
+
+
+def test_affinity() -> None:
+    required_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    spec = pod_spec(
+        affinity={
+            "nodeAffinity": {
+                required_key: {"nodeSelectorTerms": []},
+                preferred_key: [
+                    {
+                        "weight": 0,
+                        "preference": {
+                            "matchExpressions": [{"key": "zone", "operator": "In"}],
+                            "matchFields": [
+                                {"key": "metadata.uid", "operator": "In", "values": ["a"]}
+                            ],
+                        },
+                    }
+                ],
+            },
+            "podAntiAffinity": {
+                required_key: [
+                    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ""}
+                ]
+            },
+        }
+    )
+    aff = "spec.affinity.nodeAffinity"
+    term = f"spec.affinity.podAntiAffinity.{required_key}[0].topologyKey"
+    assert errors_of(spec) == [
+        f"{aff}.{required_key}.nodeSelectorTerms: Required value: "
+        "must have at least one node selector term",
+        f"{aff}.{preferred_key}[0].weight: Invalid value: 0: must be in the range 1-100",
+        f"{aff}.{preferred_key}[0].preference.matchExpressions[0].values: Required value: "
+        "must be specified when `operator` is 'In' or 'NotIn'",
+        f'{aff}.{preferred_key}[0].preference.matchFields[0].key: Invalid value: "metadata.uid": '
+        "not a valid field selector key",
+        f"{term}: Required value: can not be empty",
+        f'{term}: Invalid value: "": name part must be non-empty',
+        f'{term}: Invalid value: "": name part must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    ]
+
+
+def test_pod_update_empty_lists_equal_absent_ones() -> None:
+    old = make_pod()
+    new = copy.deepcopy(old)
+    new["spec"]["volumes"] = []
+    new["spec"]["nodeSelector"] = None
+    assert validate_pod_update(new, old) == []
+
+
+def test_topology_spread_constraints() -> None:
+    spread = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    spec = pod_spec(
+        topologySpreadConstraints=[
+            {**spread, "maxSkew": 0},
+            {**spread, "topologyKey": "", "whenUnsatisfiable": "Maybe"},
+            {**spread, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2},
+        ]
+    )
+    path = "spec.topologySpreadConstraints"
+    assert errors_of(spec) == [
+        f"{path}[0].maxSkew: Invalid value: 0: must be greater than zero",
+        f"{path}[1].topologyKey: Required value: can not be empty",
+        f'{path}[1].whenUnsatisfiable: Unsupported value: "Maybe": supported values: '
+        '"DoNotSchedule", "ScheduleAnyway"',
+        f"{path}[2].minDomains: Invalid value: 2: can only use minDomains if "
+        "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+    ]
+    spec["topologySpreadConstraints"] = [spread, dict(spread)]
+    assert errors_of(spec) == [
+        f'{path}[0].{{topologyKey, whenUnsatisfiable}}: Duplicate value: "{{zone, DoNotSchedule}}"'
+    ]
+
+
+def test_dns_policy_none_needs_dns_config() -> None:
+    assert errors_of(pod_spec(dnsPolicy="None")) == [
+        "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"
+    ]

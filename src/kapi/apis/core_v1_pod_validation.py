@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import ROUND_CEILING
 from typing import Any, Final
 
 from kapi.apimachinery import validation
@@ -286,7 +287,8 @@ def _validate_resource_quantity(name: str, q: Quantity, path: Path, errs: list[F
     if q.amount < 0:
         errs.append(invalid(path, str(q), validation.IS_NEGATIVE_ERROR_MSG))
     is_integer = name in _INTEGER_RESOURCES or is_extended_resource_name(name)
-    if is_integer and (q.amount * 1000).to_integral_value() % 1000 != 0:
+    milli = (q.amount * 1000).to_integral_value(rounding=ROUND_CEILING)  # MilliValue rounds up
+    if is_integer and milli % 1000 != 0:
         # A Quantity prints with its String(): unquoted.
         errs.append(invalid(path, GoSyntax(str(q)), IS_NOT_INTEGER_ERROR_MSG))
 
@@ -298,8 +300,8 @@ def _huge_page_value_error(name: str, q: Quantity) -> str | None:
     except QuantityError:
         page = None
     if page is not None and page.amount > 0 and q.amount >= 0:
-        page_size = page.amount.to_integral_value(rounding="ROUND_CEILING")
-        value = q.amount.to_integral_value(rounding="ROUND_CEILING")
+        page_size = page.amount.to_integral_value(rounding=ROUND_CEILING)
+        value = q.amount.to_integral_value(rounding=ROUND_CEILING)
         if page_size and value % page_size == 0:
             return None
     return f"{q} is not positive integer multiple of {name}"
@@ -421,28 +423,70 @@ def _key_to_path(item: Object, path: Path) -> list[FieldError]:
 # --- volumes -----------------------------------------------------------------------------------
 
 
+#: The labels ``ConvertDownwardAPIFieldLabel`` accepts for ``v1`` (``spec.host`` is an old
+#: spelling of ``spec.nodeName``).
+_DOWNWARD_API_LABELS: Final = frozenset(
+    {
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.serviceAccountName",
+        "spec.schedulerName",
+        "status.phase",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+    }
+)
+
+
+def _split_subscripted(field_path: str) -> tuple[str, str] | None:
+    """``fieldpath.SplitMaybeSubscriptedPath``: ``path['key']`` as (path, key)."""
+    if not field_path.endswith("']"):
+        return None
+    head, sep, subscript = field_path[:-2].partition("['")
+    if not sep or not head:
+        return None
+    return head, subscript
+
+
 def _object_field_selector(
     ref: Object, expressions: tuple[str, ...], path: Path
 ) -> list[FieldError]:
-    """``validateObjectFieldSelector`` for ``apiVersion: v1`` (the only version served)."""
+    """``validateObjectFieldSelector``, converting the path as ``ConvertDownwardAPIFieldLabel``."""
     api_version = _str(ref.get("apiVersion"))
     if not api_version:
         return [required(path.child("apiVersion"), "")]
     field_path = _str(ref.get("fieldPath"))
     if not field_path:
         return [required(path.child("fieldPath"), "")]
+    subscripted = _split_subscripted(field_path)
     if api_version != "v1":
-        detail = f"error converting fieldPath: field label not supported: {field_path}"
+        problem = f"unsupported pod version: {api_version}"
+    elif subscripted is not None and subscripted[0] not in (
+        "metadata.annotations",
+        "metadata.labels",
+    ):
+        problem = f"field label does not support subscript: {field_path}"
+    elif subscripted is None and field_path not in _DOWNWARD_API_LABELS | {"spec.host"}:
+        problem = f"field label not supported: {field_path}"
+    else:
+        problem = ""
+    if problem:
+        detail = f"error converting fieldPath: {problem}"
         return [invalid(path.child("fieldPath"), field_path, detail)]
-    m = re.fullmatch(r"(metadata\.(?:annotations|labels))\['(.*)'\]", field_path)
-    if m is not None:
-        name = m.group(2).lower() if m.group(1) == "metadata.annotations" else m.group(2)
+    if subscripted is not None:
+        head, key = subscripted
+        name = key.lower() if head == "metadata.annotations" else key
         return [invalid(path, name, msg) for msg in validation.is_qualified_name(name)]
-    if "[" in field_path and field_path.endswith("]"):
-        base = field_path[: field_path.index("[")]
-        return [invalid(path, base, "does not support subscript")]
-    if field_path not in expressions:
-        return [not_supported(path.child("fieldPath"), field_path, sorted(expressions))]
+    converted = "spec.nodeName" if field_path == "spec.host" else field_path
+    if converted not in expressions:
+        return [not_supported(path.child("fieldPath"), converted, sorted(expressions))]
     return []
 
 
@@ -1333,6 +1377,175 @@ def _pod_security_context(spec: Object, path: Path) -> list[FieldError]:
     return errs
 
 
+def _node_selector_requirement(requirement: Object, path: Path) -> list[FieldError]:
+    """``ValidateNodeSelectorRequirement`` (invalid label values allowed, as upstream
+    does for required node affinity)."""
+    errs: list[FieldError] = []
+    operator = _str(requirement.get("operator"))
+    values = requirement.get("values")
+    count = len(values) if isinstance(values, list) else 0
+    if operator in ("In", "NotIn"):
+        if count == 0:
+            detail = "must be specified when `operator` is 'In' or 'NotIn'"
+            errs.append(required(path.child("values"), detail))
+    elif operator in ("Exists", "DoesNotExist"):
+        if count > 0:
+            detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            errs.append(forbidden(path.child("values"), detail))
+    elif operator in ("Gt", "Lt"):
+        if count != 1:
+            detail = "must be specified single value when `operator` is 'Lt' or 'Gt'"
+            errs.append(required(path.child("values"), detail))
+    else:
+        errs.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
+    errs += validation.validate_label_name(_str(requirement.get("key")), path.child("key"))
+    return errs
+
+
+def _node_selector_term(term: Object, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for j, requirement in enumerate(_objs(term.get("matchExpressions"))):
+        errs += _node_selector_requirement(requirement, path.child("matchExpressions").index(j))
+    for j, requirement in enumerate(_objs(term.get("matchFields"))):
+        field_path = path.child("matchFields").index(j)
+        operator = _str(requirement.get("operator"))
+        values = requirement.get("values")
+        value_list = values if isinstance(values, list) else []
+        if operator in ("In", "NotIn"):
+            if len(value_list) != 1:
+                detail = (
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field "
+                    "selector"
+                )
+                errs.append(required(field_path.child("values"), detail))
+        else:
+            detail = "not a valid selector operator"
+            errs.append(invalid(field_path.child("operator"), operator, detail))
+        key = _str(requirement.get("key"))
+        if key != "metadata.name":
+            errs.append(invalid(field_path.child("key"), key, "not a valid field selector key"))
+        else:
+            for k, value in enumerate(value_list):
+                text = _str(value)
+                errs += [
+                    invalid(field_path.child("values").index(k), text, m)
+                    for m in validation.name_is_dns_subdomain(text, False)
+                ]
+    return errs
+
+
+def _pod_affinity_term(term: Object, path: Path) -> list[FieldError]:
+    """``validatePodAffinityTerm``."""
+    errs: list[FieldError] = []
+    for key in ("labelSelector", "namespaceSelector"):
+        selector = term.get(key)
+        if isinstance(selector, dict):
+            errs += validation.validate_label_selector(selector, path.child(key))
+    namespaces = term.get("namespaces")
+    for name in namespaces if isinstance(namespaces, list) else ():
+        text = _str(name)
+        errs += [
+            invalid(path.child("namespace"), text, m)
+            for m in validation.validate_namespace_name(text, False)
+        ]
+    topology_key = _str(term.get("topologyKey"))
+    if not topology_key:
+        errs.append(required(path.child("topologyKey"), "can not be empty"))
+    errs += validation.validate_label_name(topology_key, path.child("topologyKey"))
+    return errs
+
+
+def validate_affinity(affinity: Any, path: Path) -> list[FieldError]:
+    """``validateAffinity``: node affinity terms, and pod (anti-)affinity terms."""
+    aff = _obj(affinity)
+    errs: list[FieldError] = []
+    required_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    node = aff.get("nodeAffinity")
+    if node is not None:
+        node_path = path.child("nodeAffinity")
+        selector = _obj(node).get(required_key)
+        if selector is not None:
+            terms_path = node_path.child(required_key, "nodeSelectorTerms")
+            terms = _objs(_obj(selector).get("nodeSelectorTerms"))
+            if not terms:
+                errs.append(required(terms_path, "must have at least one node selector term"))
+            for i, term in enumerate(terms):
+                errs += _node_selector_term(term, terms_path.index(i))
+        for i, weighted in enumerate(_objs(_obj(node).get(preferred_key))):
+            idx_path = node_path.child(preferred_key).index(i)
+            weight = _int(weighted.get("weight"))
+            if weight <= 0 or weight > 100:
+                errs.append(invalid(idx_path.child("weight"), weight, "must be in the range 1-100"))
+            errs += _node_selector_term(
+                _obj(weighted.get("preference")), idx_path.child("preference")
+            )
+    for kind in ("podAffinity", "podAntiAffinity"):
+        value = aff.get(kind)
+        if value is None:
+            continue
+        kind_path = path.child(kind)
+        for i, term in enumerate(_objs(_obj(value).get(required_key))):
+            errs += _pod_affinity_term(term, kind_path.child(required_key).index(i))
+        for i, weighted in enumerate(_objs(_obj(value).get(preferred_key))):
+            idx_path = kind_path.child(preferred_key).index(i)
+            weight = _int(weighted.get("weight"))
+            if weight <= 0 or weight > 100:
+                errs.append(invalid(idx_path.child("weight"), weight, "must be in the range 1-100"))
+            errs += _pod_affinity_term(
+                _obj(weighted.get("podAffinityTerm")), idx_path.child("podAffinityTerm")
+            )
+    return errs
+
+
+IS_NOT_POSITIVE_ERROR_MSG: Final = "must be greater than zero"
+SCHEDULE_ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES: Final = ("Honor", "Ignore")
+
+
+def validate_topology_spread_constraints(constraints: Any, path: Path) -> list[FieldError]:
+    """``validateTopologySpreadConstraints``."""
+    errs: list[FieldError] = []
+    items = _objs(constraints)
+    for i, constraint in enumerate(items):
+        idx_path = path.index(i)
+        max_skew = _int(constraint.get("maxSkew"))
+        if max_skew <= 0:
+            errs.append(invalid(idx_path.child("maxSkew"), max_skew, IS_NOT_POSITIVE_ERROR_MSG))
+        topology_key = _str(constraint.get("topologyKey"))
+        if not topology_key:
+            errs.append(required(idx_path.child("topologyKey"), "can not be empty"))
+        action = _str(constraint.get("whenUnsatisfiable"))
+        if action not in SCHEDULE_ACTIONS:
+            errs.append(
+                not_supported(idx_path.child("whenUnsatisfiable"), action, SCHEDULE_ACTIONS)
+            )
+        for later in items[i + 1 :]:
+            if (_str(later.get("topologyKey")), _str(later.get("whenUnsatisfiable"))) == (
+                topology_key,
+                action,
+            ):
+                pair_path = idx_path.child("{topologyKey, whenUnsatisfiable}")
+                errs.append(duplicate(pair_path, f"{{{topology_key}, {action}}}"))
+                break
+        min_domains = _int_or_none(constraint.get("minDomains"))
+        if min_domains is not None:
+            domains_path = idx_path.child("minDomains")
+            if min_domains <= 0:
+                errs.append(invalid(domains_path, min_domains, IS_NOT_POSITIVE_ERROR_MSG))
+            if action != "DoNotSchedule":
+                detail = f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                errs.append(invalid(domains_path, min_domains, detail))
+        for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            policy = constraint.get(key)
+            if policy is not None and policy not in NODE_INCLUSION_POLICIES:
+                errs.append(not_supported(idx_path.child(key), policy, NODE_INCLUSION_POLICIES))
+        selector = constraint.get("labelSelector")
+        if isinstance(selector, dict):
+            errs += validation.validate_label_selector(selector, idx_path.child("labelSelector"))
+    return errs
+
+
 TOLERATION_OPERATORS: Final = ("Equal", "Exists")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
@@ -1472,10 +1685,14 @@ def validate_pod_spec(
     if isinstance(node_selector, dict):
         errs += validation.validate_labels(node_selector, path.child("nodeSelector"))
     errs += _pod_security_context(spec, path.child("securityContext"))
+    if spec.get("affinity") is not None:
+        errs += validate_affinity(spec.get("affinity"), path.child("affinity"))
     if _str(spec.get("dnsPolicy")) == "None" and spec.get("dnsConfig") is None:
-        errs.append(
-            required(path.child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None")
-        )
+        detail = "must provide `dnsConfig` when `dnsPolicy` is None"
+        errs.append(required(path.child("dnsConfig"), detail))
+    errs += validate_topology_spread_constraints(
+        spec.get("topologySpreadConstraints"), path.child("topologySpreadConstraints")
+    )
     for key in ("serviceAccountName",):
         value = _str(spec.get(key))
         if value:
@@ -1685,7 +1902,7 @@ def validate_pod_update(
         if gate_name not in old_gates:
             detail = f"only deletion is allowed, but found new scheduling gate '{gate_name}'"
             errs.append(forbidden(_SPEC.child("schedulingGates").index(i).child("name"), detail))
-    if new_spec == old_spec:
+    if _semantic(new_spec) == _semantic(old_spec):
         return errs
     munged = dict(new_spec)
     for key in ("containers", "initContainers"):
@@ -1706,11 +1923,21 @@ def validate_pod_update(
         and _int_or_none(munged.get("terminationGracePeriodSeconds")) == 1
     ):
         munged["terminationGracePeriodSeconds"] = old_spec["terminationGracePeriodSeconds"]
-    if munged != old_spec:
+    if _semantic(munged) != _semantic(old_spec):
         errs.append(
             forbidden(_SPEC, f"{POD_UPDATE_FORBIDDEN_PREFIX}\n{_spec_diff(old_spec, munged)}")
         )
     return errs
+
+
+def _semantic(value: Any) -> Any:
+    """``value`` as upstream's semantic equality compares it: a null or empty list is
+    the same as an absent one."""
+    if isinstance(value, dict):
+        return {k: _semantic(v) for k, v in value.items() if v is not None and v != []}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
 
 
 def _with_image_of(container: Object, old: Object) -> Object:
@@ -1731,6 +1958,7 @@ def _same_toleration(old: Object, new: Object) -> bool:
 __all__ = [
     "DEFAULT_OPTIONS",
     "PodValidationOptions",
+    "validate_affinity",
     "validate_pod_create",
     "validate_pod_spec",
     "validate_pod_specific_annotations",
@@ -1739,5 +1967,6 @@ __all__ = [
     "validate_pod_update",
     "validate_resource_requirements",
     "validate_tolerations",
+    "validate_topology_spread_constraints",
     "validate_volumes",
 ]
