@@ -15,8 +15,6 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client import ApiException
 
-import kapi.apis.generated.core_v1
-import kapi.apis.generated.policy_v1  # noqa: F401 -- and policy's (Eviction)
 from kapi.runtime import protobuf
 from tests.conftest import KapiServer
 from tests.helpers.kubectl import make_kubectl
@@ -514,8 +512,6 @@ def test_terminated_container_of_a_never_restarting_pod_stays_terminated(
 
 
 def test_protobuf_pod_binding_and_eviction(http: httpx.Client, namespace: str) -> None:
-    import kapi.apis.generated.core_v1
-    import kapi.apis.generated.policy_v1  # noqa: F401
 
     base = f"/api/v1/namespaces/{namespace}/pods"
     body = protobuf.encode(_pod("p1"))

@@ -41,14 +41,15 @@ from kapi.apimachinery.quantity import QuantityError, parse_quantity
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_pod_validation as pod_validation
 from kapi.apis.core_v1_pod_defaults import default_pod
-from kapi.apis.generated import core_v1, policy_v1
+from kapi.apis.generated import core_v1
 from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Preconditions
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, since
-from kapi.runtime.meta import DeleteOptions, kind_struct
+from kapi.runtime import protobuf_messages as pb
+from kapi.runtime.meta import kind_struct
 from kapi.runtime.objects import deep_copy
-from kapi.runtime.schema import Field, Struct
+from kapi.runtime.schema import BOOLEAN, INT64, STRING, Field, List, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.runtime.strategy import StoreLookup
 from kapi.version import Version
@@ -578,14 +579,57 @@ def _binding_conflict(name: str, why: str) -> errors.StatusError:
 
 # --- eviction (``EvictionREST``) ------------------------------------------------------------
 
-#: policy/v1beta1's Eviction has v1's fields (only v1 is generated).
-EvictionV1 = policy_v1.Eviction
-EvictionV1beta1 = kind_struct(
-    "io.k8s.api.policy.v1beta1.Eviction",
-    (("policy", "v1beta1", "Eviction"),),
-    (Field("deleteOptions", DeleteOptions, ""),),
-    "",
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1"
+#: The options of the deletion an eviction makes (``metav1.DeleteOptions``, whose
+#: declaration lives with the endpoints; the eviction body needs its fields only).
+DeleteOptions = Struct(
+    f"{_META}.DeleteOptions",
+    (
+        Field("apiVersion", STRING, "The options' API version."),
+        Field("dryRun", List(STRING), "All: act as if, and store nothing."),
+        Field("gracePeriodSeconds", INT64, "Seconds before the object is deleted."),
+        Field("kind", STRING, "DeleteOptions."),
+        Field("orphanDependents", BOOLEAN, "Deprecated: orphan the dependents."),
+        Field(
+            "preconditions",
+            Struct(
+                f"{_META}.Preconditions",
+                (
+                    Field("resourceVersion", STRING, "The resourceVersion the object must have."),
+                    Field("uid", STRING, "The UID the object must have."),
+                ),
+                "What the object must be for the deletion to go ahead.",
+            ),
+            "What the object must be for the deletion to go ahead.",
+        ),
+        Field("propagationPolicy", STRING, "Whether and how dependents are collected."),
+    ),
+    "Options of a deletion.",
 )
+
+
+def _eviction(version: str) -> tuple[Struct, str]:
+    """policy ``Eviction`` in ``version`` (v1 and v1beta1 have the same fields and numbers),
+    and its protobuf message, registered for the kind."""
+    struct = kind_struct(
+        f"io.k8s.api.policy.{version}.Eviction",
+        (("policy", version, "Eviction"),),
+        (Field("deleteOptions", DeleteOptions, "How the evicted pod is deleted."),),
+        "Asks to evict a pod within its disruption budget; POSTed to the pod's eviction "
+        "subresource.",
+    )
+    message = pb.message(
+        f"k8s.io.api.policy.{version}.Eviction",
+        pb.omitempty(1, "metadata", pb.OBJECT_META),
+        pb.pointer(2, "deleteOptions", pb.DELETE_OPTIONS),
+    )
+    pb.KINDS[f"policy/{version}", "Eviction"] = message  # no list kind: none exists
+    return struct, message
+
+
+EvictionV1, EVICTION_V1 = _eviction("v1")
+EvictionV1beta1, EVICTION_V1BETA1 = _eviction("v1beta1")
 
 TOO_MANY_REQUESTS_MESSAGE = "Cannot evict pod as it would violate the pod's disruption budget."
 MULTIPLE_PDBS_MESSAGE = (
