@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kubernetes import client, config
+from kubernetes import client, config, watch
 from kubernetes.client import ApiException
 
 from kapi.runtime import protobuf
@@ -536,3 +536,35 @@ def test_protobuf_pod_binding_and_eviction(http: httpx.Client, namespace: str) -
     evicted = post(http, f"{base}/p1/eviction", protobuf.encode(eviction))
     assert evicted.status_code == 201, evicted.text
     assert http.get(f"{base}/p1").status_code == 404
+
+
+def test_official_client_create_list_patch_watch(kapi_server: KapiServer, namespace: str) -> None:
+    api = config.new_client_from_config(config_file=str(kapi_server.kubeconfig))
+    try:
+        core = client.CoreV1Api(api)
+        for name in ("a", "b"):
+            pod = client.V1Pod(
+                metadata=client.V1ObjectMeta(name=name, labels={"app": name}),
+                spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")]),
+            )
+            created = core.create_namespaced_pod(namespace, pod)
+            assert created.status.qos_class == "BestEffort"
+        listed = core.list_namespaced_pod(namespace, label_selector="app=b")
+        assert [p.metadata.name for p in listed.items] == ["b"]
+        patched = core.patch_namespaced_pod(
+            "a", namespace, {"spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}
+        )
+        assert patched.spec.containers[0].image == "nginx:1.27"
+        assert patched.metadata.generation == 2
+        events = list(
+            watch.Watch().stream(
+                core.list_namespaced_pod,
+                namespace,
+                field_selector="metadata.name=a",
+                timeout_seconds=1,
+            )
+        )
+        assert [(e["type"], e["object"].metadata.name) for e in events] == [("ADDED", "a")]
+        assert events[0]["object"].spec.containers[0].image == "nginx:1.27"
+    finally:
+        api.close()
