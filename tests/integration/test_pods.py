@@ -247,10 +247,28 @@ def test_eviction_refused_by_budget_then_allowed(http: httpx.Client, namespace: 
 
 
 def test_pending_pod_evicts_without_budget_check(http: httpx.Client, namespace: str) -> None:
-    _create(http, namespace, _pod("p1"))
+    created = _create(http, namespace, _pod("p1"))
     _pdb(http, namespace, allowed=0)
     assert _evict(http, namespace, "p1").status_code == 201
     assert http.get(f"/api/v1/namespaces/{namespace}/pods/p1").status_code == 404
+    # Watchers see the pod marked as a disruption target, then deleted.
+    response = http.get(
+        f"/api/v1/namespaces/{namespace}/pods",
+        params={
+            "watch": "1",
+            "resourceVersion": created["metadata"]["resourceVersion"],
+            "timeoutSeconds": "1",
+        },
+    )
+    events = [json.loads(line) for line in response.text.splitlines()]
+    assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
+    [condition] = events[0]["object"]["status"]["conditions"]
+    assert {k: condition[k] for k in ("type", "status", "reason", "message")} == {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting",
+    }
 
 
 def test_budget_not_yet_observed_is_still_processing(http: httpx.Client, namespace: str) -> None:

@@ -805,13 +805,52 @@ async def _use_budget(pdb_store: Any, pod: Object, pdb: Object, *, dry_run: bool
     )
 
 
+DISRUPTION_TARGET: Object = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "EvictionByEvictionAPI",
+    "message": "Eviction API: evicting",
+}
+
+
 async def _delete(pods: Any, pod: Object, options: Object, *, dry_run: bool) -> None:
+    """``addConditionAndDeletePod``: mark the pod as a disruption target, then delete it
+    (a precondition on the resourceVersion then names the marked pod's)."""
     pre = options.get("preconditions") or {}
-    preconditions = Preconditions(pre.get("uid"), pre.get("resourceVersion")) if pre else None
+    uid, rv = pre.get("uid"), pre.get("resourceVersion")
     metadata = pod["metadata"]
-    await pods.delete(
-        metadata.get("namespace"), metadata["name"], preconditions=preconditions, dry_run=dry_run
-    )
+    namespace, name = metadata.get("namespace"), metadata["name"]
+    if not dry_run:
+
+        async def mark(latest: Object) -> Object:
+            current = latest["metadata"]
+            if uid and uid != current.get("uid"):
+                raise errors.conflict(
+                    "Pod",
+                    "",
+                    name,
+                    f"the UID in the precondition ({uid}) does not match the UID in record "
+                    f"({current.get('uid')}). The object might have been deleted and then "
+                    "recreated",
+                )
+            if rv and rv != current.get("resourceVersion"):
+                raise errors.conflict(
+                    "Pod",
+                    "",
+                    name,
+                    f"the ResourceVersion in the precondition ({rv}) does not match the "
+                    f"ResourceVersion in record ({current.get('resourceVersion')}). The object "
+                    "might have been modified",
+                )
+            set_condition(latest.setdefault("status", {}), dict(DISRUPTION_TARGET))
+            del current["resourceVersion"]  # written on the latest pod, retried on conflicts
+            return latest
+
+        marked = await pods.update(namespace, name, mark, subresource="status")
+        if rv:
+            rv = marked["metadata"]["resourceVersion"]
+    preconditions = Preconditions(uid, rv) if pre else None
+    await pods.delete(namespace, name, preconditions=preconditions, dry_run=dry_run)
 
 
 # --- schema and resource ------------------------------------------------------------------
