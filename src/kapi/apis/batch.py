@@ -5,8 +5,9 @@ conversion only renames the version: a shallow copy, whose ``apiVersion`` the
 scheme sets, sharing the rest with the original (every read through v1beta1
 converts, and the hub's own version is served with no copy at all).
 ``jobTemplate.spec`` (a ``JobSpec`` with its pod template) is declared as a
-free-form struct that keeps unknown fields: kapi stores and returns it as sent
-but neither prunes nor validates it, which keeps this module small; CronJob's
+free-form struct that keeps unknown fields: kapi stores and returns it as sent,
+with the pod-spec defaults upstream gives every pod template, but neither
+prunes nor validates it, which keeps this module small; CronJob's
 own fields follow upstream.  Validation follows ``ValidateCronJobCreate`` /
 ``ValidateCronJobUpdate`` of ``pkg/apis/batch/validation``; the strategy
 follows ``pkg/registry/batch/cronjob``.

@@ -19,10 +19,13 @@ OS-specific rules) accept what they are given.
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import ROUND_CEILING
 from typing import Any, Final
 
 from kapi.apimachinery import validation
@@ -37,6 +40,7 @@ from kapi.apimachinery.field_errors import (
     not_supported,
     required,
 )
+from kapi.apimachinery.gotext import OrderedStruct
 from kapi.apimachinery.quantity import Quantity, QuantityError, unmarshal_json
 from kapi.apimachinery.unstructured import Object
 
@@ -49,6 +53,8 @@ class PodValidationOptions:
 
     #: ``RelaxedEnvironmentVariableValidation`` (GA): any printable ASCII but '='.
     allow_relaxed_environment_variable_validation: bool = True
+    #: The spec is a Pod's (not a template's): under ``hostNetwork`` a host port must be set.
+    resource_is_pod: bool = False
 
 
 DEFAULT_OPTIONS: Final = PodValidationOptions()
@@ -161,6 +167,10 @@ def _objs(value: Any) -> list[Object]:
     if not isinstance(value, list):
         return []
     return [item if isinstance(item, dict) else {} for item in value]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _str(value: Any) -> str:
@@ -283,8 +293,10 @@ def _validate_resource_quantity(name: str, q: Quantity, path: Path, errs: list[F
     if q.amount < 0:
         errs.append(invalid(path, str(q), validation.IS_NEGATIVE_ERROR_MSG))
     is_integer = name in _INTEGER_RESOURCES or is_extended_resource_name(name)
-    if is_integer and (q.amount * 1000).to_integral_value() % 1000 != 0:
-        errs.append(invalid(path, str(q), IS_NOT_INTEGER_ERROR_MSG))
+    milli = (q.amount * 1000).to_integral_value(rounding=ROUND_CEILING)  # MilliValue rounds up
+    if is_integer and milli % 1000 != 0:
+        # A Quantity prints with its String(): unquoted.
+        errs.append(invalid(path, GoSyntax(str(q)), IS_NOT_INTEGER_ERROR_MSG))
 
 
 def _huge_page_value_error(name: str, q: Quantity) -> str | None:
@@ -294,8 +306,8 @@ def _huge_page_value_error(name: str, q: Quantity) -> str | None:
     except QuantityError:
         page = None
     if page is not None and page.amount > 0 and q.amount >= 0:
-        page_size = page.amount.to_integral_value(rounding="ROUND_CEILING")
-        value = q.amount.to_integral_value(rounding="ROUND_CEILING")
+        page_size = page.amount.to_integral_value(rounding=ROUND_CEILING)
+        value = q.amount.to_integral_value(rounding=ROUND_CEILING)
         if page_size and value % page_size == 0:
             return None
     return f"{q} is not positive integer multiple of {name}"
@@ -417,28 +429,70 @@ def _key_to_path(item: Object, path: Path) -> list[FieldError]:
 # --- volumes -----------------------------------------------------------------------------------
 
 
+#: The labels ``ConvertDownwardAPIFieldLabel`` accepts for ``v1`` (``spec.host`` is an old
+#: spelling of ``spec.nodeName``).
+_DOWNWARD_API_LABELS: Final = frozenset(
+    {
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.serviceAccountName",
+        "spec.schedulerName",
+        "status.phase",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+    }
+)
+
+
+def _split_subscripted(field_path: str) -> tuple[str, str] | None:
+    """``fieldpath.SplitMaybeSubscriptedPath``: ``path['key']`` as (path, key)."""
+    if not field_path.endswith("']"):
+        return None
+    head, sep, subscript = field_path[:-2].partition("['")
+    if not sep or not head:
+        return None
+    return head, subscript
+
+
 def _object_field_selector(
     ref: Object, expressions: tuple[str, ...], path: Path
 ) -> list[FieldError]:
-    """``validateObjectFieldSelector`` for ``apiVersion: v1`` (the only version served)."""
+    """``validateObjectFieldSelector``, converting the path as ``ConvertDownwardAPIFieldLabel``."""
     api_version = _str(ref.get("apiVersion"))
     if not api_version:
         return [required(path.child("apiVersion"), "")]
     field_path = _str(ref.get("fieldPath"))
     if not field_path:
         return [required(path.child("fieldPath"), "")]
+    subscripted = _split_subscripted(field_path)
     if api_version != "v1":
-        detail = f"error converting fieldPath: field label not supported: {field_path}"
+        problem = f"unsupported pod version: {api_version}"
+    elif subscripted is not None and subscripted[0] not in (
+        "metadata.annotations",
+        "metadata.labels",
+    ):
+        problem = f"field label does not support subscript: {field_path}"
+    elif subscripted is None and field_path not in _DOWNWARD_API_LABELS | {"spec.host"}:
+        problem = f"field label not supported: {field_path}"
+    else:
+        problem = ""
+    if problem:
+        detail = f"error converting fieldPath: {problem}"
         return [invalid(path.child("fieldPath"), field_path, detail)]
-    m = re.fullmatch(r"(metadata\.(?:annotations|labels))\['(.*)'\]", field_path)
-    if m is not None:
-        name = m.group(2).lower() if m.group(1) == "metadata.annotations" else m.group(2)
+    if subscripted is not None:
+        head, key = subscripted
+        name = key.lower() if head == "metadata.annotations" else key
         return [invalid(path, name, msg) for msg in validation.is_qualified_name(name)]
-    if "[" in field_path and field_path.endswith("]"):
-        base = field_path[: field_path.index("[")]
-        return [invalid(path, base, "does not support subscript")]
-    if field_path not in expressions:
-        return [not_supported(path.child("fieldPath"), field_path, sorted(expressions))]
+    converted = "spec.nodeName" if field_path == "spec.host" else field_path
+    if converted not in expressions:
+        return [not_supported(path.child("fieldPath"), converted, sorted(expressions))]
     return []
 
 
@@ -1103,6 +1157,7 @@ def _validate_container_common(
     errs += validate_resource_requirements(
         container.get("resources"), path.child("resources"), pod_claim_names=claim_names
     )
+    errs += _id_errors(_obj(container.get("securityContext")), path.child("securityContext"))
     return errs
 
 
@@ -1292,6 +1347,376 @@ def _enum(value: Any, path: Path, allowed: tuple[str, ...]) -> list[FieldError]:
     return []
 
 
+_MAX_ID: Final = 2**31 - 1
+
+
+def _id_errors(context: Object, path: Path) -> list[FieldError]:
+    """``IsValidUserID`` / ``IsValidGroupID`` of ``runAsUser`` and ``runAsGroup``."""
+    errs: list[FieldError] = []
+    for key in ("runAsUser", "runAsGroup"):
+        value = _int_or_none(context.get(key))
+        if value is not None and not 0 <= value <= _MAX_ID:
+            errs.append(
+                invalid(path.child(key), value, validation.inclusive_range_error(0, _MAX_ID))
+            )
+    return errs
+
+
+def _pod_security_context(spec: Object, path: Path) -> list[FieldError]:
+    """The IDs of ``validatePodSpecSecurityContext`` and its process-namespace rule."""
+    context = _obj(spec.get("securityContext"))
+    errs: list[FieldError] = []
+    range_msg = validation.inclusive_range_error(0, _MAX_ID)
+    fs_group = _int_or_none(context.get("fsGroup"))
+    if fs_group is not None and not 0 <= fs_group <= _MAX_ID:
+        errs.append(invalid(path.child("fsGroup"), fs_group, range_msg))
+    errs += _id_errors(context, path)
+    groups = context.get("supplementalGroups")
+    for i, gid in enumerate(groups if isinstance(groups, list) else ()):
+        value = _int(gid)
+        if not 0 <= value <= _MAX_ID:
+            errs.append(invalid(path.child("supplementalGroups").index(i), value, range_msg))
+    share = spec.get("shareProcessNamespace")
+    if share is True and spec.get("hostPID") is True:
+        detail = "ShareProcessNamespace and HostPID cannot both be enabled"
+        errs.append(invalid(path.child("shareProcessNamespace"), True, detail))
+    return errs
+
+
+def _node_selector_requirement(requirement: Object, path: Path) -> list[FieldError]:
+    """``ValidateNodeSelectorRequirement`` (invalid label values allowed, as upstream
+    does for required node affinity)."""
+    errs: list[FieldError] = []
+    operator = _str(requirement.get("operator"))
+    values = requirement.get("values")
+    count = len(values) if isinstance(values, list) else 0
+    if operator in ("In", "NotIn"):
+        if count == 0:
+            detail = "must be specified when `operator` is 'In' or 'NotIn'"
+            errs.append(required(path.child("values"), detail))
+    elif operator in ("Exists", "DoesNotExist"):
+        if count > 0:
+            detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            errs.append(forbidden(path.child("values"), detail))
+    elif operator in ("Gt", "Lt"):
+        if count != 1:
+            detail = "must be specified single value when `operator` is 'Lt' or 'Gt'"
+            errs.append(required(path.child("values"), detail))
+    else:
+        errs.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
+    errs += validation.validate_label_name(_str(requirement.get("key")), path.child("key"))
+    return errs
+
+
+def _node_selector_term(term: Object, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for j, requirement in enumerate(_objs(term.get("matchExpressions"))):
+        errs += _node_selector_requirement(requirement, path.child("matchExpressions").index(j))
+    for j, requirement in enumerate(_objs(term.get("matchFields"))):
+        field_path = path.child("matchFields").index(j)
+        operator = _str(requirement.get("operator"))
+        values = requirement.get("values")
+        value_list = values if isinstance(values, list) else []
+        if operator in ("In", "NotIn"):
+            if len(value_list) != 1:
+                detail = (
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field "
+                    "selector"
+                )
+                errs.append(required(field_path.child("values"), detail))
+        else:
+            detail = "not a valid selector operator"
+            errs.append(invalid(field_path.child("operator"), operator, detail))
+        key = _str(requirement.get("key"))
+        if key != "metadata.name":
+            errs.append(invalid(field_path.child("key"), key, "not a valid field selector key"))
+        else:
+            for k, value in enumerate(value_list):
+                text = _str(value)
+                errs += [
+                    invalid(field_path.child("values").index(k), text, m)
+                    for m in validation.name_is_dns_subdomain(text, False)
+                ]
+    return errs
+
+
+def _pod_affinity_term(term: Object, path: Path) -> list[FieldError]:
+    """``validatePodAffinityTerm``."""
+    errs: list[FieldError] = []
+    for key in ("labelSelector", "namespaceSelector"):
+        selector = term.get(key)
+        if isinstance(selector, dict):
+            errs += validation.validate_label_selector(selector, path.child(key))
+    namespaces = term.get("namespaces")
+    for name in namespaces if isinstance(namespaces, list) else ():
+        text = _str(name)
+        errs += [
+            invalid(path.child("namespace"), text, m)
+            for m in validation.validate_namespace_name(text, False)
+        ]
+    topology_key = _str(term.get("topologyKey"))
+    if not topology_key:
+        errs.append(required(path.child("topologyKey"), "can not be empty"))
+    errs += validation.validate_label_name(topology_key, path.child("topologyKey"))
+    return errs
+
+
+def validate_affinity(affinity: Any, path: Path) -> list[FieldError]:
+    """``validateAffinity``: node affinity terms, and pod (anti-)affinity terms."""
+    aff = _obj(affinity)
+    errs: list[FieldError] = []
+    required_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    node = aff.get("nodeAffinity")
+    if node is not None:
+        node_path = path.child("nodeAffinity")
+        selector = _obj(node).get(required_key)
+        if selector is not None:
+            terms_path = node_path.child(required_key, "nodeSelectorTerms")
+            terms = _objs(_obj(selector).get("nodeSelectorTerms"))
+            if not terms:
+                errs.append(required(terms_path, "must have at least one node selector term"))
+            for i, term in enumerate(terms):
+                errs += _node_selector_term(term, terms_path.index(i))
+        for i, weighted in enumerate(_objs(_obj(node).get(preferred_key))):
+            idx_path = node_path.child(preferred_key).index(i)
+            weight = _int(weighted.get("weight"))
+            if weight <= 0 or weight > 100:
+                errs.append(invalid(idx_path.child("weight"), weight, "must be in the range 1-100"))
+            errs += _node_selector_term(
+                _obj(weighted.get("preference")), idx_path.child("preference")
+            )
+    for kind in ("podAffinity", "podAntiAffinity"):
+        value = aff.get(kind)
+        if value is None:
+            continue
+        kind_path = path.child(kind)
+        for i, term in enumerate(_objs(_obj(value).get(required_key))):
+            errs += _pod_affinity_term(term, kind_path.child(required_key).index(i))
+        for i, weighted in enumerate(_objs(_obj(value).get(preferred_key))):
+            idx_path = kind_path.child(preferred_key).index(i)
+            weight = _int(weighted.get("weight"))
+            if weight <= 0 or weight > 100:
+                errs.append(invalid(idx_path.child("weight"), weight, "must be in the range 1-100"))
+            errs += _pod_affinity_term(
+                _obj(weighted.get("podAffinityTerm")), idx_path.child("podAffinityTerm")
+            )
+    return errs
+
+
+INVALID_IP_MSG: Final = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+MAX_DNS_NAMESERVERS: Final = 3
+MAX_DNS_SEARCH_PATHS: Final = 32
+MAX_DNS_SEARCH_LIST_CHARS: Final = 2048
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def validate_pod_dns_config(spec: Object, path: Path) -> list[FieldError]:
+    """``validatePodDNSConfig``."""
+    dns_config = spec.get("dnsConfig")
+    if _str(spec.get("dnsPolicy")) == "None":
+        if dns_config is None:
+            detail = "must provide `dnsConfig` when `dnsPolicy` is None"
+            return [required(path, detail)]
+        if not _obj(dns_config).get("nameservers"):
+            detail = "must provide at least one DNS nameserver when `dnsPolicy` is None"
+            return [required(path.child("nameservers"), detail)]
+    if dns_config is None:
+        return []
+    config = _obj(dns_config)
+    errs: list[FieldError] = []
+    nameservers = [_str(n) for n in _list(config.get("nameservers"))]
+    if len(nameservers) > MAX_DNS_NAMESERVERS:
+        detail = f"must not have more than {MAX_DNS_NAMESERVERS} nameservers"
+        errs.append(invalid(path.child("nameservers"), nameservers, detail))
+    for i, server in enumerate(nameservers):
+        if not _is_ip(server):
+            errs.append(invalid(path.child("nameservers").index(i), server, INVALID_IP_MSG))
+    searches = [_str(n) for n in _list(config.get("searches"))]
+    if len(searches) > MAX_DNS_SEARCH_PATHS:
+        detail = f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths"
+        errs.append(invalid(path.child("searches"), searches, detail))
+    if len(" ".join(searches)) > MAX_DNS_SEARCH_LIST_CHARS:
+        detail = (
+            f"must not have more than {MAX_DNS_SEARCH_LIST_CHARS} characters (including spaces) "
+            "in the search list"
+        )
+        errs.append(invalid(path.child("searches"), searches, detail))
+    for i, search in enumerate(searches):
+        trimmed = search.removesuffix(".")
+        errs += [
+            invalid(path.child("searches").index(i), trimmed, m)
+            for m in validation.is_dns1123_subdomain(trimmed)
+        ]
+    for i, option in enumerate(_objs(config.get("options"))):
+        if not _str(option.get("name")):
+            errs.append(required(path.child("options").index(i), "must not be empty"))
+    return errs
+
+
+def _gates(spec: Object, path: Path) -> list[FieldError]:
+    """``validateReadinessGates`` and ``validateSchedulingGates``."""
+    errs: list[FieldError] = []
+    for i, gate in enumerate(_objs(spec.get("readinessGates"))):
+        condition = _str(gate.get("conditionType"))
+        gate_path = path.child("readinessGates").index(i).child("conditionType")
+        errs += [invalid(gate_path, condition, m) for m in validation.is_qualified_name(condition)]
+    seen: set[str] = set()
+    for i, gate in enumerate(_objs(spec.get("schedulingGates"))):
+        name = _str(gate.get("name"))
+        gate_path = path.child("schedulingGates").index(i)
+        errs += [invalid(gate_path, name, m) for m in validation.is_qualified_name(name)]
+        if name in seen:
+            errs.append(duplicate(gate_path, name))
+        seen.add(name)
+    return errs
+
+
+IS_NOT_POSITIVE_ERROR_MSG: Final = "must be greater than zero"
+SCHEDULE_ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES: Final = ("Honor", "Ignore")
+
+
+def validate_topology_spread_constraints(constraints: Any, path: Path) -> list[FieldError]:
+    """``validateTopologySpreadConstraints``."""
+    errs: list[FieldError] = []
+    items = _objs(constraints)
+    for i, constraint in enumerate(items):
+        idx_path = path.index(i)
+        max_skew = _int(constraint.get("maxSkew"))
+        if max_skew <= 0:
+            errs.append(invalid(idx_path.child("maxSkew"), max_skew, IS_NOT_POSITIVE_ERROR_MSG))
+        topology_key = _str(constraint.get("topologyKey"))
+        if not topology_key:
+            errs.append(required(idx_path.child("topologyKey"), "can not be empty"))
+        action = _str(constraint.get("whenUnsatisfiable"))
+        if action not in SCHEDULE_ACTIONS:
+            errs.append(
+                not_supported(idx_path.child("whenUnsatisfiable"), action, SCHEDULE_ACTIONS)
+            )
+        for later in items[i + 1 :]:
+            if (_str(later.get("topologyKey")), _str(later.get("whenUnsatisfiable"))) == (
+                topology_key,
+                action,
+            ):
+                pair_path = idx_path.child("{topologyKey, whenUnsatisfiable}")
+                errs.append(duplicate(pair_path, f"{{{topology_key}, {action}}}"))
+                break
+        min_domains = _int_or_none(constraint.get("minDomains"))
+        if min_domains is not None:
+            domains_path = idx_path.child("minDomains")
+            if min_domains <= 0:
+                errs.append(invalid(domains_path, min_domains, IS_NOT_POSITIVE_ERROR_MSG))
+            if action != "DoNotSchedule":
+                detail = f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                errs.append(invalid(domains_path, min_domains, detail))
+        for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            policy = constraint.get(key)
+            if policy is not None and policy not in NODE_INCLUSION_POLICIES:
+                errs.append(not_supported(idx_path.child(key), policy, NODE_INCLUSION_POLICIES))
+        selector = constraint.get("labelSelector")
+        if isinstance(selector, dict):
+            errs += validation.validate_label_selector(selector, idx_path.child("labelSelector"))
+    return errs
+
+
+TOLERATION_OPERATORS: Final = ("Equal", "Exists")
+TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _internal_toleration(toleration: Object) -> OrderedStruct:
+    """An internal ``core.Toleration`` as ``ErrorBody`` prints it: JSON with the Go field
+    names (the internal type has no JSON tags), in declaration order."""
+    seconds = toleration.get("tolerationSeconds")
+    return OrderedStruct(
+        Key=_str(toleration.get("key")),
+        Operator=_str(toleration.get("operator")),
+        Value=_str(toleration.get("value")),
+        Effect=_str(toleration.get("effect")),
+        TolerationSeconds=None if seconds is None else _int(seconds),
+    )
+
+
+def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
+    """``ValidateTolerations``."""
+    errs: list[FieldError] = []
+    for i, toleration in enumerate(_objs(tolerations)):
+        idx_path = path.index(i)
+        key = _str(toleration.get("key"))
+        operator = _str(toleration.get("operator"))
+        value = _str(toleration.get("value"))
+        effect = _str(toleration.get("effect"))
+        if key:
+            errs += validation.validate_label_name(key, idx_path.child("key"))
+        if not key and operator != "Exists":
+            detail = (
+                'operator must be Exists when `key` is empty, which means "match all values and '
+                'all keys"'
+            )
+            errs.append(invalid(idx_path.child("operator"), operator, detail))
+        if toleration.get("tolerationSeconds") is not None and effect != "NoExecute":
+            detail = "effect must be 'NoExecute' when `tolerationSeconds` is set"
+            errs.append(invalid(idx_path.child("effect"), effect, detail))
+        if operator in ("Equal", ""):
+            messages = validation.is_valid_label_value(value)
+            if messages:
+                errs.append(invalid(idx_path.child("operator"), value, ";".join(messages)))
+        elif operator == "Exists":
+            if value:
+                detail = "value must be empty when `operator` is 'Exists'"
+                errs.append(
+                    invalid(idx_path.child("operator"), _internal_toleration(toleration), detail)
+                )
+        else:
+            errs.append(not_supported(idx_path.child("operator"), operator, TOLERATION_OPERATORS))
+        if effect and effect not in TAINT_EFFECTS:
+            errs.append(not_supported(idx_path.child("effect"), effect, TAINT_EFFECTS))
+    return errs
+
+
+POD_DELETION_COST: Final = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def validate_pod_specific_annotations(annotations: Any, path: Path) -> list[FieldError]:
+    """``ValidatePodSpecificAnnotations``: the deletion cost is a 32-bit integer."""
+    if not isinstance(annotations, dict) or POD_DELETION_COST not in annotations:
+        return []
+    value = annotations[POD_DELETION_COST]
+    text = _str(value)
+    # No sign but '-', no leading zeros, as upstream's parser wants.
+    valid_start = bool(text) and (text[0] == "-" or text == "0" or "1" <= text[0] <= "9")
+    if valid_start and re.fullmatch(r"-?[0-9]+", text) and -(2**31) <= int(text) < 2**31:
+        return []
+    return [invalid(path.key(POD_DELETION_COST), text, "must be a 32bit integer")]
+
+
+def _host_network_ports(
+    spec: Object, containers: list[Object], path: Path, opts: PodValidationOptions
+) -> list[FieldError]:
+    """``validatePodHostNetworkDeps``: a host port equals its container port.
+
+    A template may leave it 0: the Pod made from it gets it defaulted.
+    """
+    if spec.get("hostNetwork") is not True:
+        return []
+    errs: list[FieldError] = []
+    detail = "must match `containerPort` when `hostNetwork` is true"
+    for i, container in enumerate(containers):
+        ports_path = path.child("containers").index(i).child("ports")
+        for j, port in enumerate(_objs(container.get("ports"))):
+            host_port, container_port = _int(port.get("hostPort")), _int(port.get("containerPort"))
+            if (opts.resource_is_pod or host_port != 0) and host_port != container_port:
+                errs.append(invalid(ports_path.index(j).child("hostPort"), host_port, detail))
+    return errs
+
+
 def validate_pod_spec(
     spec: Object, path: Path, *, opts: PodValidationOptions | None = None
 ) -> list[FieldError]:
@@ -1331,15 +1756,20 @@ def validate_pod_spec(
         path.child("ephemeralContainers"),
         opts,
     )
+    errs += _host_network_ports(spec, containers, path, opts)
     errs += _enum(spec.get("restartPolicy"), path.child("restartPolicy"), RESTART_POLICIES)
     errs += _enum(spec.get("dnsPolicy"), path.child("dnsPolicy"), DNS_POLICIES)
     node_selector = spec.get("nodeSelector")
     if isinstance(node_selector, dict):
         errs += validation.validate_labels(node_selector, path.child("nodeSelector"))
-    if _str(spec.get("dnsPolicy")) == "None" and spec.get("dnsConfig") is None:
-        errs.append(
-            required(path.child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None")
-        )
+    errs += _pod_security_context(spec, path.child("securityContext"))
+    if spec.get("affinity") is not None:
+        errs += validate_affinity(spec.get("affinity"), path.child("affinity"))
+    errs += validate_pod_dns_config(spec, path.child("dnsConfig"))
+    errs += _gates(spec, path)
+    errs += validate_topology_spread_constraints(
+        spec.get("topologySpreadConstraints"), path.child("topologySpreadConstraints")
+    )
     for key in ("serviceAccountName",):
         value = _str(spec.get(key))
         if value:
@@ -1366,6 +1796,8 @@ def validate_pod_spec(
         value = _str(spec.get(key))
         if value:
             errs += [invalid(path.child(key), value, m) for m in validation.is_dns1123_label(value)]
+    if _objs(spec.get("tolerations")):
+        errs += validate_tolerations(spec.get("tolerations"), path.child("tolerations"))
     priority_class = _str(spec.get("priorityClassName"))
     if priority_class:
         errs += [
@@ -1405,6 +1837,7 @@ def validate_pod_template_spec(
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         errs += validation.validate_annotations(annotations, path.child("annotations"))
+    errs += validate_pod_specific_annotations(annotations, path.child("annotations"))
     spec = _obj(template.get("spec"))
     errs += validate_pod_spec(spec, path.child("spec"), opts=opts)
     if _objs(spec.get("ephemeralContainers")):
@@ -1426,7 +1859,8 @@ _SPEC: Final = Path("spec")
 def _pod_only(pod: Object) -> list[FieldError]:
     """What ``validatePodMetadataAndSpec`` checks beyond the spec, for pods only."""
     spec = _obj(pod.get("spec"))
-    errs: list[FieldError] = []
+    annotations = _obj(pod.get("metadata")).get("annotations")
+    errs = validate_pod_specific_annotations(annotations, Path("metadata", "annotations"))
     if not _str(spec.get("serviceAccountName")):
         for vi, volume in enumerate(_objs(spec.get("volumes"))):
             projected = volume.get("projected")
@@ -1447,12 +1881,16 @@ def _pod_only(pod: Object) -> list[FieldError]:
     return errs
 
 
+def _for_pod(opts: PodValidationOptions | None) -> PodValidationOptions:
+    return dataclasses.replace(opts or DEFAULT_OPTIONS, resource_is_pod=True)
+
+
 def validate_pod_create(
     pod: Object, *, opts: PodValidationOptions | None = None
 ) -> list[FieldError]:
     """``ValidatePodCreate`` without the metadata (the generic store checks that)."""
     spec = _obj(pod.get("spec"))
-    errs = validate_pod_spec(spec, _SPEC, opts=opts) + _pod_only(pod)
+    errs = validate_pod_spec(spec, _SPEC, opts=_for_pod(opts)) + _pod_only(pod)
     if _objs(spec.get("ephemeralContainers")):
         errs.append(forbidden(_SPEC.child("ephemeralContainers"), "cannot be set on create"))
     if _str(spec.get("nodeName")) and _objs(spec.get("schedulingGates")):
@@ -1498,7 +1936,7 @@ def validate_pod_update(
     gates (and a negative grace period turned into 1) may change."""
     new_spec = _obj(new.get("spec"))
     old_spec = _obj(old.get("spec"))
-    errs = validate_pod_spec(new_spec, _SPEC, opts=opts) + _pod_only(new)
+    errs = validate_pod_spec(new_spec, _SPEC, opts=_for_pod(opts)) + _pod_only(new)
     for key in ("containers", "initContainers"):
         container_errs, stop = _container_updates(
             _objs(new_spec.get(key)), _objs(old_spec.get(key)), _SPEC.child(key)
@@ -1535,18 +1973,13 @@ def validate_pod_update(
                 )
             )
             break
-    old_gates = [_str(g.get("name")) for g in _objs(old_spec.get("schedulingGates"))]
+    old_gates = {_str(g.get("name")) for g in _objs(old_spec.get("schedulingGates"))}
     for i, gate in enumerate(_objs(new_spec.get("schedulingGates"))):
-        if _str(gate.get("name")) not in old_gates:
-            errs.append(
-                forbidden(
-                    _SPEC.child("schedulingGates").index(i),
-                    "only deletion is allowed, but found new scheduling gate '"
-                    + _str(gate.get("name"))
-                    + "'",
-                )
-            )
-    if new_spec == old_spec:
+        gate_name = _str(gate.get("name"))
+        if gate_name not in old_gates:
+            detail = f"only deletion is allowed, but found new scheduling gate '{gate_name}'"
+            errs.append(forbidden(_SPEC.child("schedulingGates").index(i).child("name"), detail))
+    if _semantic(new_spec) == _semantic(old_spec):
         return errs
     munged = dict(new_spec)
     for key in ("containers", "initContainers"):
@@ -1567,11 +2000,21 @@ def validate_pod_update(
         and _int_or_none(munged.get("terminationGracePeriodSeconds")) == 1
     ):
         munged["terminationGracePeriodSeconds"] = old_spec["terminationGracePeriodSeconds"]
-    if munged != old_spec:
+    if _semantic(munged) != _semantic(old_spec):
         errs.append(
             forbidden(_SPEC, f"{POD_UPDATE_FORBIDDEN_PREFIX}\n{_spec_diff(old_spec, munged)}")
         )
     return errs
+
+
+def _semantic(value: Any) -> Any:
+    """``value`` as upstream's semantic equality compares it: a null or empty list is
+    the same as an absent one."""
+    if isinstance(value, dict):
+        return {k: _semantic(v) for k, v in value.items() if v is not None and v != []}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
 
 
 def _with_image_of(container: Object, old: Object) -> Object:
@@ -1592,11 +2035,16 @@ def _same_toleration(old: Object, new: Object) -> bool:
 __all__ = [
     "DEFAULT_OPTIONS",
     "PodValidationOptions",
+    "validate_affinity",
     "validate_pod_create",
+    "validate_pod_dns_config",
     "validate_pod_spec",
+    "validate_pod_specific_annotations",
     "validate_pod_template_spec",
     "validate_pod_template_spec_update",
     "validate_pod_update",
     "validate_resource_requirements",
+    "validate_tolerations",
+    "validate_topology_spread_constraints",
     "validate_volumes",
 ]
