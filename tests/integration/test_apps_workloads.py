@@ -42,6 +42,7 @@ def created(http: httpx.Client, namespace: str, plural: str, body: dict[str, Any
 def test_replicaset_defaults_and_immutable_selector(http: httpx.Client, namespace: str) -> None:
     rs = created(http, namespace, "replicasets", workload("ReplicaSet", "rs1"))
     assert rs["spec"]["replicas"] == 1
+    assert rs["status"] == {"replicas": 0}  # Go writes the non-omitempty count
     assert rs["spec"]["template"]["spec"]["restartPolicy"] == "Always"
     changed = copy.deepcopy(rs)
     changed["spec"]["selector"]["matchLabels"]["x"] = "y"
@@ -80,6 +81,7 @@ def test_statefulset_defaults_name_and_scale(http: httpx.Client, namespace: str)
     ]
     sts = created(http, namespace, "statefulsets", body)
     spec = sts["spec"]
+    assert sts["status"] == {"replicas": 0, "availableReplicas": 0}
     assert spec["podManagementPolicy"] == "OrderedReady"
     assert spec["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
     assert spec["persistentVolumeClaimRetentionPolicy"] == {
@@ -128,6 +130,12 @@ def test_statefulset_update_of_fixed_fields(http: httpx.Client, namespace: str) 
 def test_daemonset_template_generation_annotation(http: httpx.Client, namespace: str) -> None:
     ds = created(http, namespace, "daemonsets", workload("DaemonSet", "agent"))
     assert ds["metadata"]["annotations"] == {"deprecated.daemonset.template.generation": "1"}
+    assert ds["status"] == {
+        "currentNumberScheduled": 0,
+        "numberMisscheduled": 0,
+        "desiredNumberScheduled": 0,
+        "numberReady": 0,
+    }
     assert ds["spec"]["updateStrategy"] == {
         "type": "RollingUpdate",
         "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0},

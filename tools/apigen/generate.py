@@ -463,6 +463,14 @@ def ruff_format(paths: list[Path]) -> None:
     files = [str(p) for p in paths]
     subprocess.run([*ruff, "check", *config, "--fix", "--select", "I", *files], check=True)
     subprocess.run([*ruff, "format", *config, *files], check=True)
+    # ruff joins the parts of a wrapped description that fit one line but keeps their
+    # parentheses: drop them.
+    for path in paths:
+        text = path.read_text()
+        path.write_text(_LONE_STRING.sub(r"\1\2\3", text))
+
+
+_LONE_STRING = re.compile(r'^(\s*)\(("(?:[^"\\\n]|\\.)*")\)(,?)$', re.MULTILINE)
 
 
 INIT = '''"""Declarations generated from upstream's API definitions (tools/apigen).

@@ -103,9 +103,12 @@ class _WorkloadStrategy(Strategy):
     #: Request group/versions in which the selector may still change.
     mutable_selector_in: tuple[tuple[str, str], ...] = ()
     warn_on_name = True
+    #: The status's fields without ``omitempty``: Go writes them even when zero.
+    zero_status: tuple[str, ...] = ()
 
     def prepare_for_create(self, obj: Object) -> None:
-        obj["status"] = {}  # a zero status: Go always serialises the struct
+        # The zero status, as Go serialises it: the struct always, its non-omitempty counts.
+        obj["status"] = dict.fromkeys(self.zero_status, 0)
 
     def spec_changed(self, new: Object, old: Object) -> bool:
         return new.get("spec") != old.get("spec")
@@ -141,6 +144,7 @@ class DeploymentStrategy(_WorkloadStrategy):
 
 class ReplicaSetStrategy(_WorkloadStrategy):
     mutable_selector_in = ((EXTENSIONS, "v1beta1"),)
+    zero_status = ("replicas",)
 
     def validate(self, obj: Object) -> list[FieldError]:
         return v.validate_replica_set(obj)
@@ -158,6 +162,7 @@ class StatefulSetStrategy(_WorkloadStrategy):
     """Names are DNS labels (pods are ``<name>-<ordinal>``); most of the spec is fixed."""
 
     warn_on_name = False
+    zero_status = ("replicas", "availableReplicas")
 
     @staticmethod
     def validate_name(name: str, prefix: bool) -> list[str]:
@@ -188,6 +193,12 @@ class DaemonSetStrategy(_WorkloadStrategy):
     """templateGeneration (an annotation of the v1 object) starts at 1 and follows the template."""
 
     mutable_selector_in = ((EXTENSIONS, "v1beta1"),)
+    zero_status = (
+        "currentNumberScheduled",
+        "numberMisscheduled",
+        "desiredNumberScheduled",
+        "numberReady",
+    )
 
     def prepare_for_create(self, obj: Object) -> None:
         super().prepare_for_create(obj)

@@ -102,7 +102,7 @@ DaemonSetSpec = s.Struct(
         s.Field(
             "selector",
             meta.LabelSelector,
-            ("Label selector for the pods this daemon set owns; must match the template's labels."),
+            "Label selector for the pods this daemon set owns; must match the template's labels.",
             required=True,
         ),
         s.Field(
@@ -138,7 +138,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ControllerRevision name collisions."),
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
         ),
         s.Field(
             "conditions",
@@ -154,7 +154,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "currentNumberScheduled",
             s.INT32,
-            ("Number of nodes that run at least one pod of the set and should."),
+            "Number of nodes that run at least one pod of the set and should.",
             required=True,
         ),
         s.Field(
@@ -166,7 +166,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "numberAvailable",
             s.INT32,
-            ("Number of nodes whose pod has been ready for at least minReadySeconds."),
+            "Number of nodes whose pod has been ready for at least minReadySeconds.",
         ),
         s.Field(
             "numberMisscheduled",
@@ -275,7 +275,7 @@ DeploymentSpec = s.Struct(
         s.Field(
             "paused",
             s.BOOLEAN,
-            ("Stops the controller from acting on template changes until set back to false."),
+            "Stops the controller from acting on template changes until set back to false.",
         ),
         s.Field(
             "progressDeadlineSeconds",
@@ -289,7 +289,7 @@ DeploymentSpec = s.Struct(
         s.Field(
             "revisionHistoryLimit",
             s.INT32,
-            ("How many old ReplicaSets to keep for rolling back. Defaults to 10."),
+            "How many old ReplicaSets to keep for rolling back. Defaults to 10.",
         ),
         s.Field(
             "selector",
@@ -335,12 +335,12 @@ DeploymentStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of pods that have been ready for at least minReadySeconds."),
+            "Number of pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ReplicaSet name collisions."),
+            "Counter that the controller raises to avoid ReplicaSet name collisions.",
         ),
         s.Field(
             "conditions",
@@ -351,7 +351,7 @@ DeploymentStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            ("Current observations such as Available, Progressing and ReplicaFailure."),
+            "Current observations such as Available, Progressing and ReplicaFailure.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -369,7 +369,7 @@ DeploymentStatus = s.Struct(
         s.Field(
             "updatedReplicas",
             s.INT32,
-            ("Number of non-terminating pods that run the current template."),
+            "Number of non-terminating pods that run the current template.",
         ),
     ),
     "The observed state of a Deployment.",
@@ -382,7 +382,7 @@ Deployment = kind_struct(
         s.Field(
             "spec",
             DeploymentSpec,
-            ("The wanted pods, their number and how updates are rolled out."),
+            "The wanted pods, their number and how updates are rolled out.",
         ),
         s.Field(
             "status",
@@ -450,7 +450,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of owned pods that have been ready for at least minReadySeconds."),
+            "Number of owned pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "conditions",
@@ -466,7 +466,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "fullyLabeledReplicas",
             s.INT32,
-            ("Number of owned pods whose labels match the template's labels."),
+            "Number of owned pods whose labels match the template's labels.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -481,7 +481,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "terminatingReplicas",
             s.INT32,
-            ("Number of owned pods that are being deleted but have not gone yet."),
+            "Number of owned pods that are being deleted but have not gone yet.",
         ),
     ),
     "The observed state of a ReplicaSet.",
@@ -496,7 +496,7 @@ ReplicaSet = kind_struct(
         ),
         s.Field("status", ReplicaSetStatus, "Replica counts last observed by the controller."),
     ),
-    ("Keeps a fixed number of identical pods running; normally managed by a Deployment."),
+    "Keeps a fixed number of identical pods running; normally managed by a Deployment.",
 )
 
 ReplicaSetList = list_struct(ReplicaSet)
@@ -514,7 +514,7 @@ RollingUpdateStatefulSetStrategy = s.Struct(
         s.Field(
             "partition",
             s.INT32,
-            ("Only pods with an ordinal at or above this number are updated. Defaults to 0."),
+            "Only pods with an ordinal at or above this number are updated. Defaults to 0.",
         ),
     ),
     "Settings of a StatefulSet rolling update.",
@@ -541,12 +541,12 @@ StatefulSetPersistentVolumeClaimRetentionPolicy = s.Struct(
         s.Field(
             "whenDeleted",
             s.STRING,
-            ("Retain (the default) or Delete; applies when the stateful set is deleted."),
+            "Retain (the default) or Delete; applies when the stateful set is deleted.",
         ),
         s.Field(
             "whenScaled",
             s.STRING,
-            ("Retain (the default) or Delete; applies to claims of pods removed by a scale down."),
+            "Retain (the default) or Delete; applies to claims of pods removed by a scale down.",
         ),
     ),
     "What happens to claims made from volumeClaimTemplates.",
@@ -676,12 +676,12 @@ StatefulSetStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of pods that have been ready for at least minReadySeconds."),
+            "Number of pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ControllerRevision name collisions."),
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
         ),
         s.Field(
             "conditions",
@@ -698,7 +698,7 @@ StatefulSetStatus = s.Struct(
         s.Field(
             "currentRevision",
             s.STRING,
-            ("Revision of the template used for pods with ordinals below the updated range."),
+            "Revision of the template used for pods with ordinals below the updated range.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -721,10 +721,10 @@ StatefulSet = kind_struct(
         s.Field(
             "status",
             StatefulSetStatus,
-            ("Replica counts and revisions last observed by the controller."),
+            "Replica counts and revisions last observed by the controller.",
         ),
     ),
-    ("Runs pods with stable names and storage, created and updated in order."),
+    "Runs pods with stable names and storage, created and updated in order.",
 )
 
 StatefulSetList = list_struct(StatefulSet)

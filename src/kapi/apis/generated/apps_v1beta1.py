@@ -98,7 +98,7 @@ DeploymentSpec = s.Struct(
         s.Field(
             "paused",
             s.BOOLEAN,
-            ("Stops the controller from acting on template changes until set back to false."),
+            "Stops the controller from acting on template changes until set back to false.",
         ),
         s.Field(
             "progressDeadlineSeconds",
@@ -112,12 +112,12 @@ DeploymentSpec = s.Struct(
         s.Field(
             "revisionHistoryLimit",
             s.INT32,
-            ("How many old ReplicaSets to keep for rolling back. Defaults to 2."),
+            "How many old ReplicaSets to keep for rolling back. Defaults to 2.",
         ),
         s.Field(
             "rollbackTo",
             RollbackConfig,
-            ("Deprecated; the revision to roll back to. Cleared once the rollback is done."),
+            "Deprecated; the revision to roll back to. Cleared once the rollback is done.",
         ),
         s.Field(
             "selector",
@@ -162,12 +162,12 @@ DeploymentStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of pods that have been ready for at least minReadySeconds."),
+            "Number of pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ReplicaSet name collisions."),
+            "Counter that the controller raises to avoid ReplicaSet name collisions.",
         ),
         s.Field(
             "conditions",
@@ -178,7 +178,7 @@ DeploymentStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            ("Current observations such as Available, Progressing and ReplicaFailure."),
+            "Current observations such as Available, Progressing and ReplicaFailure.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -196,7 +196,7 @@ DeploymentStatus = s.Struct(
         s.Field(
             "updatedReplicas",
             s.INT32,
-            ("Number of non-terminating pods that run the current template."),
+            "Number of non-terminating pods that run the current template.",
         ),
     ),
     "The observed state of a Deployment.",
@@ -209,7 +209,7 @@ Deployment = kind_struct(
         s.Field(
             "spec",
             DeploymentSpec,
-            ("The wanted pods, their number and how updates are rolled out."),
+            "The wanted pods, their number and how updates are rolled out.",
         ),
         s.Field(
             "status",
@@ -234,10 +234,10 @@ DeploymentRollback = s.Struct(
         s.Field(
             "updatedAnnotations",
             s.Map(s.STRING),
-            ("Annotations to set on the deployment along with the rollback."),
+            "Annotations to set on the deployment along with the rollback.",
         ),
     ),
-    ("Deprecated request to roll a Deployment back to an earlier revision."),
+    "Deprecated request to roll a Deployment back to an earlier revision.",
     gvks=(("apps", "v1beta1", "DeploymentRollback"),),
 )
 
@@ -255,7 +255,7 @@ RollingUpdateStatefulSetStrategy = s.Struct(
         s.Field(
             "partition",
             s.INT32,
-            ("Only pods with an ordinal at or above this number are updated. Defaults to 0."),
+            "Only pods with an ordinal at or above this number are updated. Defaults to 0.",
         ),
     ),
     "Settings of a StatefulSet rolling update.",
@@ -275,7 +275,7 @@ ScaleStatus = s.Struct(
         s.Field(
             "targetSelector",
             s.STRING,
-            ("The counted pods' label selector in string form, such as app=web,tier!=cache."),
+            "The counted pods' label selector in string form, such as app=web,tier!=cache.",
         ),
     ),
     "The current size of a scaled object.",
@@ -288,7 +288,7 @@ Scale = kind_struct(
         s.Field("spec", ScaleSpec, "The wanted replica count."),
         s.Field("status", ScaleStatus, "The current replica count and pod selector."),
     ),
-    ("The scale subresource of a workload; read and write its replica count."),
+    "The scale subresource of a workload; read and write its replica count.",
 )
 
 StatefulSetOrdinals = s.Struct(
@@ -312,12 +312,12 @@ StatefulSetPersistentVolumeClaimRetentionPolicy = s.Struct(
         s.Field(
             "whenDeleted",
             s.STRING,
-            ("Retain (the default) or Delete; applies when the stateful set is deleted."),
+            "Retain (the default) or Delete; applies when the stateful set is deleted.",
         ),
         s.Field(
             "whenScaled",
             s.STRING,
-            ("Retain (the default) or Delete; applies to claims of pods removed by a scale down."),
+            "Retain (the default) or Delete; applies to claims of pods removed by a scale down.",
         ),
     ),
     "What happens to claims made from volumeClaimTemplates.",
@@ -428,12 +428,12 @@ StatefulSetStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of pods that have been ready for at least minReadySeconds."),
+            "Number of pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ControllerRevision name collisions."),
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
         ),
         s.Field(
             "conditions",
@@ -450,7 +450,7 @@ StatefulSetStatus = s.Struct(
         s.Field(
             "currentRevision",
             s.STRING,
-            ("Revision of the template used for pods with ordinals below the updated range."),
+            "Revision of the template used for pods with ordinals below the updated range.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -473,10 +473,10 @@ StatefulSet = kind_struct(
         s.Field(
             "status",
             StatefulSetStatus,
-            ("Replica counts and revisions last observed by the controller."),
+            "Replica counts and revisions last observed by the controller.",
         ),
     ),
-    ("Runs pods with stable names and storage, created and updated in order."),
+    "Runs pods with stable names and storage, created and updated in order.",
 )
 
 StatefulSetList = list_struct(StatefulSet)

@@ -89,7 +89,7 @@ DaemonSetSpec = s.Struct(
         s.Field(
             "selector",
             meta.LabelSelector,
-            ("Label selector for the pods this daemon set owns; must match the template's labels."),
+            "Label selector for the pods this daemon set owns; must match the template's labels.",
             required=True,
         ),
         s.Field(
@@ -125,7 +125,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ControllerRevision name collisions."),
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
         ),
         s.Field(
             "conditions",
@@ -141,7 +141,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "currentNumberScheduled",
             s.INT32,
-            ("Number of nodes that run at least one pod of the set and should."),
+            "Number of nodes that run at least one pod of the set and should.",
             required=True,
         ),
         s.Field(
@@ -153,7 +153,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "numberAvailable",
             s.INT32,
-            ("Number of nodes whose pod has been ready for at least minReadySeconds."),
+            "Number of nodes whose pod has been ready for at least minReadySeconds.",
         ),
         s.Field(
             "numberMisscheduled",
@@ -249,7 +249,7 @@ DeploymentSpec = s.Struct(
         s.Field(
             "paused",
             s.BOOLEAN,
-            ("Stops the controller from acting on template changes until set back to false."),
+            "Stops the controller from acting on template changes until set back to false.",
         ),
         s.Field(
             "progressDeadlineSeconds",
@@ -263,7 +263,7 @@ DeploymentSpec = s.Struct(
         s.Field(
             "revisionHistoryLimit",
             s.INT32,
-            ("How many old ReplicaSets to keep for rolling back. Defaults to 10."),
+            "How many old ReplicaSets to keep for rolling back. Defaults to 10.",
         ),
         s.Field(
             "selector",
@@ -309,12 +309,12 @@ DeploymentStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of pods that have been ready for at least minReadySeconds."),
+            "Number of pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ReplicaSet name collisions."),
+            "Counter that the controller raises to avoid ReplicaSet name collisions.",
         ),
         s.Field(
             "conditions",
@@ -325,7 +325,7 @@ DeploymentStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            ("Current observations such as Available, Progressing and ReplicaFailure."),
+            "Current observations such as Available, Progressing and ReplicaFailure.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -343,7 +343,7 @@ DeploymentStatus = s.Struct(
         s.Field(
             "updatedReplicas",
             s.INT32,
-            ("Number of non-terminating pods that run the current template."),
+            "Number of non-terminating pods that run the current template.",
         ),
     ),
     "The observed state of a Deployment.",
@@ -356,7 +356,7 @@ Deployment = kind_struct(
         s.Field(
             "spec",
             DeploymentSpec,
-            ("The wanted pods, their number and how updates are rolled out."),
+            "The wanted pods, their number and how updates are rolled out.",
         ),
         s.Field(
             "status",
@@ -417,7 +417,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of owned pods that have been ready for at least minReadySeconds."),
+            "Number of owned pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "conditions",
@@ -433,7 +433,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "fullyLabeledReplicas",
             s.INT32,
-            ("Number of owned pods whose labels match the template's labels."),
+            "Number of owned pods whose labels match the template's labels.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -448,7 +448,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "terminatingReplicas",
             s.INT32,
-            ("Number of owned pods that are being deleted but have not gone yet."),
+            "Number of owned pods that are being deleted but have not gone yet.",
         ),
     ),
     "The observed state of a ReplicaSet.",
@@ -463,7 +463,7 @@ ReplicaSet = kind_struct(
         ),
         s.Field("status", ReplicaSetStatus, "Replica counts last observed by the controller."),
     ),
-    ("Keeps a fixed number of identical pods running; normally managed by a Deployment."),
+    "Keeps a fixed number of identical pods running; normally managed by a Deployment.",
 )
 
 ReplicaSetList = list_struct(ReplicaSet)
@@ -481,7 +481,7 @@ RollingUpdateStatefulSetStrategy = s.Struct(
         s.Field(
             "partition",
             s.INT32,
-            ("Only pods with an ordinal at or above this number are updated. Defaults to 0."),
+            "Only pods with an ordinal at or above this number are updated. Defaults to 0.",
         ),
     ),
     "Settings of a StatefulSet rolling update.",
@@ -505,7 +505,7 @@ ScaleStatus = s.Struct(
         s.Field(
             "targetSelector",
             s.STRING,
-            ("The counted pods' label selector in string form, such as app=web,tier!=cache."),
+            "The counted pods' label selector in string form, such as app=web,tier!=cache.",
         ),
     ),
     "The current size of a scaled object.",
@@ -518,7 +518,7 @@ Scale = kind_struct(
         s.Field("spec", ScaleSpec, "The wanted replica count."),
         s.Field("status", ScaleStatus, "The current replica count and pod selector."),
     ),
-    ("The scale subresource of a workload; read and write its replica count."),
+    "The scale subresource of a workload; read and write its replica count.",
 )
 
 StatefulSetOrdinals = s.Struct(
@@ -542,12 +542,12 @@ StatefulSetPersistentVolumeClaimRetentionPolicy = s.Struct(
         s.Field(
             "whenDeleted",
             s.STRING,
-            ("Retain (the default) or Delete; applies when the stateful set is deleted."),
+            "Retain (the default) or Delete; applies when the stateful set is deleted.",
         ),
         s.Field(
             "whenScaled",
             s.STRING,
-            ("Retain (the default) or Delete; applies to claims of pods removed by a scale down."),
+            "Retain (the default) or Delete; applies to claims of pods removed by a scale down.",
         ),
     ),
     "What happens to claims made from volumeClaimTemplates.",
@@ -658,12 +658,12 @@ StatefulSetStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of pods that have been ready for at least minReadySeconds."),
+            "Number of pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ControllerRevision name collisions."),
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
         ),
         s.Field(
             "conditions",
@@ -680,7 +680,7 @@ StatefulSetStatus = s.Struct(
         s.Field(
             "currentRevision",
             s.STRING,
-            ("Revision of the template used for pods with ordinals below the updated range."),
+            "Revision of the template used for pods with ordinals below the updated range.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -703,10 +703,10 @@ StatefulSet = kind_struct(
         s.Field(
             "status",
             StatefulSetStatus,
-            ("Replica counts and revisions last observed by the controller."),
+            "Replica counts and revisions last observed by the controller.",
         ),
     ),
-    ("Runs pods with stable names and storage, created and updated in order."),
+    "Runs pods with stable names and storage, created and updated in order.",
 )
 
 StatefulSetList = list_struct(StatefulSet)

@@ -41,7 +41,7 @@ TokenRequestSpec = s.Struct(
         s.Field(
             "boundObjectRef",
             BoundObjectReference,
-            ("An object, such as a Pod, Secret or Node, whose deletion makes the token invalid."),
+            "An object, such as a Pod, Secret or Node, whose deletion makes the token invalid.",
         ),
         s.Field(
             "expirationSeconds",
@@ -73,12 +73,12 @@ TokenRequest = kind_struct(
         s.Field(
             "spec",
             TokenRequestSpec,
-            ("Audiences, lifetime and optional object binding of the wanted token."),
+            "Audiences, lifetime and optional object binding of the wanted token.",
             required=True,
         ),
         s.Field("status", TokenRequestStatus, "The issued token and when it expires."),
     ),
-    ("Asks for a signed token for a service account, posted to its token subresource."),
+    "Asks for a signed token for a service account, posted to its token subresource.",
 )
 
 

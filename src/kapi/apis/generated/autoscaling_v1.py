@@ -21,7 +21,7 @@ CrossVersionObjectReference = s.Struct(
         s.Field("kind", s.STRING, "Kind of the object, such as Deployment.", required=True),
         s.Field("name", s.STRING, "Name of the object.", required=True),
     ),
-    ("Names an object in the same namespace by kind, name and API version."),
+    "Names an object in the same namespace by kind, name and API version.",
     map_type="atomic",
 )
 
@@ -67,7 +67,7 @@ HorizontalPodAutoscalerStatus = s.Struct(
         s.Field(
             "currentCPUUtilizationPercentage",
             s.INT32,
-            ("Current average CPU use of the pods, as a percentage of their request."),
+            "Current average CPU use of the pods, as a percentage of their request.",
         ),
         s.Field(
             "currentReplicas",
@@ -101,10 +101,10 @@ HorizontalPodAutoscaler = kind_struct(
         s.Field(
             "status",
             HorizontalPodAutoscalerStatus,
-            ("Replica counts and metric values last seen by the autoscaler."),
+            "Replica counts and metric values last seen by the autoscaler.",
         ),
     ),
-    ("Scales a workload's replica count up and down from observed metrics."),
+    "Scales a workload's replica count up and down from observed metrics.",
 )
 
 HorizontalPodAutoscalerList = list_struct(HorizontalPodAutoscaler)
@@ -121,7 +121,7 @@ ScaleStatus = s.Struct(
         s.Field(
             "selector",
             s.STRING,
-            ("The counted pods' label selector in string form, such as app=web,tier!=cache."),
+            "The counted pods' label selector in string form, such as app=web,tier!=cache.",
         ),
     ),
     "The current size of a scaled object.",
@@ -134,7 +134,7 @@ Scale = kind_struct(
         s.Field("spec", ScaleSpec, "The wanted replica count."),
         s.Field("status", ScaleStatus, "The current replica count and pod selector."),
     ),
-    ("The scale subresource of a workload; read and write its replica count."),
+    "The scale subresource of a workload; read and write its replica count.",
 )
 
 

@@ -46,7 +46,7 @@ ContainerResourceMetricSource = s.Struct(
             required=True,
         ),
     ),
-    ("A compute resource of one container, averaged over the pods being scaled."),
+    "A compute resource of one container, averaged over the pods being scaled.",
 )
 
 MetricValueStatus = s.Struct(
@@ -80,7 +80,7 @@ CrossVersionObjectReference = s.Struct(
         s.Field("kind", s.STRING, "Kind of the object, such as Deployment.", required=True),
         s.Field("name", s.STRING, "Name of the object.", required=True),
     ),
-    ("Names an object in the same namespace by kind, name and API version."),
+    "Names an object in the same namespace by kind, name and API version.",
 )
 
 MetricIdentifier = s.Struct(
@@ -90,7 +90,7 @@ MetricIdentifier = s.Struct(
         s.Field(
             "selector",
             meta.LabelSelector,
-            ("Extra label selector passed to the metrics server; unset uses only the name."),
+            "Extra label selector passed to the metrics server; unset uses only the name.",
         ),
     ),
     "Names a metric.",
@@ -125,13 +125,13 @@ HPAScalingPolicy = s.Struct(
         s.Field(
             "periodSeconds",
             s.INT32,
-            ("Length of the period the limit applies to, 1 to 1800 seconds."),
+            "Length of the period the limit applies to, 1 to 1800 seconds.",
             required=True,
         ),
         s.Field(
             "type",
             s.STRING,
-            ("Pods (an absolute number) or Percent (of the current replicas)."),
+            "Pods (an absolute number) or Percent (of the current replicas).",
             required=True,
         ),
         s.Field(
@@ -159,7 +159,7 @@ HPAScalingRules = s.Struct(
         s.Field(
             "stabilizationWindowSeconds",
             s.INT32,
-            ("Seconds of past recommendations considered so the count does not flap; 0 to 3600."),
+            "Seconds of past recommendations considered so the count does not flap; 0 to 3600.",
         ),
         s.Field(
             "tolerance",
@@ -195,7 +195,7 @@ HorizontalPodAutoscalerBehavior = s.Struct(
             ),
         ),
     ),
-    ("How fast a HorizontalPodAutoscaler may scale in each direction."),
+    "How fast a HorizontalPodAutoscaler may scale in each direction.",
 )
 
 ObjectMetricSource = s.Struct(
@@ -210,7 +210,7 @@ ObjectMetricSource = s.Struct(
         s.Field("metric", MetricIdentifier, "Which metric to read.", required=True),
         s.Field("target", MetricTarget, "The wanted value of the metric.", required=True),
     ),
-    ("A metric describing one object in the autoscaler's namespace."),
+    "A metric describing one object in the autoscaler's namespace.",
 )
 
 PodsMetricSource = s.Struct(
@@ -260,12 +260,12 @@ MetricSpec = s.Struct(
         s.Field(
             "pods",
             PodsMetricSource,
-            ("A metric averaged over the target's pods, such as transactions per second."),
+            "A metric averaged over the target's pods, such as transactions per second.",
         ),
         s.Field(
             "resource",
             ResourceMetricSource,
-            ("A resource of the pods, such as cpu or memory, as known from requests and limits."),
+            "A resource of the pods, such as cpu or memory, as known from requests and limits.",
         ),
         s.Field(
             "type",
@@ -283,7 +283,7 @@ HorizontalPodAutoscalerSpec = s.Struct(
         s.Field(
             "behavior",
             HorizontalPodAutoscalerBehavior,
-            ("Separate scale-up and scale-down tuning; built-in defaults apply when unset."),
+            "Separate scale-up and scale-down tuning; built-in defaults apply when unset.",
         ),
         s.Field(
             "maxReplicas",
@@ -398,7 +398,7 @@ HorizontalPodAutoscalerStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            ("Current observations such as AbleToScale, ScalingActive and ScalingLimited."),
+            "Current observations such as AbleToScale, ScalingActive and ScalingLimited.",
         ),
         s.Field(
             "currentMetrics", s.List(MetricStatus), "Last read value of each metric in the spec."
@@ -430,10 +430,10 @@ HorizontalPodAutoscaler = kind_struct(
         s.Field(
             "status",
             HorizontalPodAutoscalerStatus,
-            ("Replica counts and metric values last seen by the autoscaler."),
+            "Replica counts and metric values last seen by the autoscaler.",
         ),
     ),
-    ("Scales a workload's replica count up and down from observed metrics."),
+    "Scales a workload's replica count up and down from observed metrics.",
 )
 
 HorizontalPodAutoscalerList = list_struct(HorizontalPodAutoscaler)

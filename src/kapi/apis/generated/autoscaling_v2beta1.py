@@ -23,11 +23,11 @@ ContainerResourceMetricSource = s.Struct(
         s.Field(
             "targetAverageUtilization",
             s.INT32,
-            ("Wanted average use as a percentage of the container's requests."),
+            "Wanted average use as a percentage of the container's requests.",
         ),
         s.Field("targetAverageValue", s.Quantity(), "Wanted average amount per container."),
     ),
-    ("A compute resource of one container, averaged over the pods being scaled."),
+    "A compute resource of one container, averaged over the pods being scaled.",
 )
 
 ContainerResourceMetricStatus = s.Struct(
@@ -54,7 +54,7 @@ CrossVersionObjectReference = s.Struct(
         s.Field("kind", s.STRING, "Kind of the object, such as Deployment.", required=True),
         s.Field("name", s.STRING, "Name of the object.", required=True),
     ),
-    ("Names an object in the same namespace by kind, name and API version."),
+    "Names an object in the same namespace by kind, name and API version.",
 )
 
 ExternalMetricSource = s.Struct(
@@ -64,7 +64,7 @@ ExternalMetricSource = s.Struct(
         s.Field(
             "metricSelector",
             meta.LabelSelector,
-            ("Label selector passed to the metrics server when reading the metric."),
+            "Label selector passed to the metrics server when reading the metric.",
         ),
         s.Field(
             "targetAverageValue",
@@ -101,20 +101,20 @@ ObjectMetricSource = s.Struct(
         s.Field(
             "averageValue",
             s.Quantity(),
-            ("The wanted value of the metric divided by the number of pods."),
+            "The wanted value of the metric divided by the number of pods.",
         ),
         s.Field("metricName", s.STRING, "Name of the metric.", required=True),
         s.Field(
             "selector",
             meta.LabelSelector,
-            ("Extra label selector passed to the metrics server when reading the metric."),
+            "Extra label selector passed to the metrics server when reading the metric.",
         ),
         s.Field(
             "target", CrossVersionObjectReference, "The object the metric is about.", required=True
         ),
         s.Field("targetValue", s.Quantity(), "The wanted value of the metric.", required=True),
     ),
-    ("A metric describing one object in the autoscaler's namespace."),
+    "A metric describing one object in the autoscaler's namespace.",
 )
 
 PodsMetricSource = s.Struct(
@@ -124,7 +124,7 @@ PodsMetricSource = s.Struct(
         s.Field(
             "selector",
             meta.LabelSelector,
-            ("Extra label selector passed to the metrics server when reading the metric."),
+            "Extra label selector passed to the metrics server when reading the metric.",
         ),
         s.Field(
             "targetAverageValue",
@@ -174,12 +174,12 @@ MetricSpec = s.Struct(
         s.Field(
             "pods",
             PodsMetricSource,
-            ("A metric averaged over the target's pods, such as transactions per second."),
+            "A metric averaged over the target's pods, such as transactions per second.",
         ),
         s.Field(
             "resource",
             ResourceMetricSource,
-            ("A resource of the pods, such as cpu or memory, as known from requests and limits."),
+            "A resource of the pods, such as cpu or memory, as known from requests and limits.",
         ),
         s.Field(
             "type",
@@ -315,7 +315,7 @@ HorizontalPodAutoscalerStatus = s.Struct(
         s.Field(
             "conditions",
             s.List(HorizontalPodAutoscalerCondition),
-            ("Current observations such as AbleToScale, ScalingActive and ScalingLimited."),
+            "Current observations such as AbleToScale, ScalingActive and ScalingLimited.",
         ),
         s.Field(
             "currentMetrics", s.List(MetricStatus), "Last read value of each metric in the spec."
@@ -352,10 +352,10 @@ HorizontalPodAutoscaler = kind_struct(
         s.Field(
             "status",
             HorizontalPodAutoscalerStatus,
-            ("Replica counts and metric values last seen by the autoscaler."),
+            "Replica counts and metric values last seen by the autoscaler.",
         ),
     ),
-    ("Scales a workload's replica count up and down from observed metrics."),
+    "Scales a workload's replica count up and down from observed metrics.",
 )
 
 HorizontalPodAutoscalerList = list_struct(HorizontalPodAutoscaler)

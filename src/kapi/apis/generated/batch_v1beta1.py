@@ -23,7 +23,7 @@ JobTemplateSpec = s.Struct(
         s.Field(
             "metadata",
             meta.ObjectMeta,
-            ("Labels, annotations and other metadata copied onto every created job."),
+            "Labels, annotations and other metadata copied onto every created job.",
         ),
         s.Field("spec", batch_v1.JobSpec, "The spec of every created job."),
     ),
@@ -74,7 +74,7 @@ CronJobSpec = s.Struct(
         s.Field(
             "suspend",
             s.BOOLEAN,
-            ("While true, no new jobs are started; running ones continue. Defaults to false."),
+            "While true, no new jobs are started; running ones continue. Defaults to false.",
         ),
         s.Field(
             "timeZone",
@@ -110,7 +110,7 @@ CronJob = kind_struct(
         s.Field(
             "status",
             CronJobStatus,
-            ("The jobs currently running and when the last one was scheduled."),
+            "The jobs currently running and when the last one was scheduled.",
         ),
     ),
     "Creates Jobs on a repeating schedule.",

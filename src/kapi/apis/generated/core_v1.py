@@ -106,7 +106,7 @@ PreferredSchedulingTerm = s.Struct(
         s.Field(
             "weight",
             s.INT32,
-            ("Weight added to a node's score when the preference matches, 1 to 100."),
+            "Weight added to a node's score when the preference matches, 1 to 100.",
             required=True,
         ),
     ),
@@ -119,7 +119,7 @@ NodeAffinity = s.Struct(
         s.Field(
             "preferredDuringSchedulingIgnoredDuringExecution",
             s.List(PreferredSchedulingTerm),
-            ("Soft rules; nodes matching terms with more total weight score higher."),
+            "Soft rules; nodes matching terms with more total weight score higher.",
         ),
         s.Field(
             "requiredDuringSchedulingIgnoredDuringExecution",
@@ -175,11 +175,11 @@ PodAffinityTerm = s.Struct(
         s.Field(
             "topologyKey",
             s.STRING,
-            ("Node label whose value defines a domain, such as a zone; required."),
+            "Node label whose value defines a domain, such as a zone; required.",
             required=True,
         ),
     ),
-    ("Which pods to be near to or away from, and within what topology."),
+    "Which pods to be near to or away from, and within what topology.",
 )
 
 WeightedPodAffinityTerm = s.Struct(
@@ -202,7 +202,7 @@ PodAffinity = s.Struct(
         s.Field(
             "requiredDuringSchedulingIgnoredDuringExecution",
             s.List(PodAffinityTerm),
-            ("Terms that must all hold for a node to be chosen; not re-checked later."),
+            "Terms that must all hold for a node to be chosen; not re-checked later.",
         ),
     ),
     "Rules that attract a pod to other pods.",
@@ -219,7 +219,7 @@ PodAntiAffinity = s.Struct(
         s.Field(
             "requiredDuringSchedulingIgnoredDuringExecution",
             s.List(PodAffinityTerm),
-            ("Terms that must all hold for a node to be chosen; not re-checked later."),
+            "Terms that must all hold for a node to be chosen; not re-checked later.",
         ),
     ),
     "Rules that keep a pod apart from other pods.",
@@ -240,7 +240,7 @@ Affinity = s.Struct(
             "Rules that keep the pod away from pods with certain labels.",
         ),
     ),
-    ("Scheduling preferences and requirements relative to nodes and other pods."),
+    "Scheduling preferences and requirements relative to nodes and other pods.",
 )
 
 AppArmorProfileType = s.Scalar(
@@ -308,7 +308,7 @@ AzureDiskVolumeSource = s.Struct(
                     "ReadWrite",
                 ),
             ),
-            ("Host caching; None, ReadOnly or ReadWrite. Defaults to ReadWrite."),
+            "Host caching; None, ReadOnly or ReadWrite. Defaults to ReadWrite.",
         ),
         s.Field("diskName", s.STRING, "Name of the disk.", required=True),
         s.Field("diskURI", s.STRING, "URI of the disk.", required=True),
@@ -356,7 +356,7 @@ Binding = kind_struct(
             required=True,
         ),
     ),
-    ("Assigns a pod to a node; posted to a pod's binding subresource by a scheduler."),
+    "Assigns a pod to a node; posted to a pod's binding subresource by a scheduler.",
 )
 
 LocalObjectReference = s.Struct(
@@ -373,7 +373,7 @@ CSIVolumeSource = s.Struct(
         s.Field(
             "fsType",
             s.STRING,
-            ("File system to mount, passed to the driver; the driver picks one when empty."),
+            "File system to mount, passed to the driver; the driver picks one when empty.",
         ),
         s.Field(
             "nodePublishSecretRef",
@@ -404,7 +404,7 @@ CephFSVolumeSource = s.Struct(
         s.Field(
             "secretFile",
             s.STRING,
-            ("Path to the user's key file. Defaults to /etc/ceph/user.secret."),
+            "Path to the user's key file. Defaults to /etc/ceph/user.secret.",
         ),
         s.Field(
             "secretRef", LocalObjectReference, "Secret with the user's key; overrides secretFile."
@@ -458,12 +458,12 @@ ClusterTrustBundleProjection = s.Struct(
         s.Field(
             "labelSelector",
             meta.LabelSelector,
-            ("Labels the bundles of signerName must match; unset matches none, empty matches all."),
+            "Labels the bundles of signerName must match; unset matches none, empty matches all.",
         ),
         s.Field(
             "name",
             s.STRING,
-            ("Pick one bundle by name; conflicts with signerName and labelSelector."),
+            "Pick one bundle by name; conflicts with signerName and labelSelector.",
         ),
         s.Field(
             "optional", s.BOOLEAN, ("Allow the pod to start when the bundle is not found or empty.")
@@ -473,7 +473,7 @@ ClusterTrustBundleProjection = s.Struct(
             "signerName", s.STRING, "Pick the bundles of this signer, filtered by labelSelector."
         ),
     ),
-    ("Certificates from one or more ClusterTrustBundles, written as a PEM file."),
+    "Certificates from one or more ClusterTrustBundles, written as a PEM file.",
 )
 
 ConfigMapEnvSource = s.Struct(
@@ -495,7 +495,7 @@ ConfigMapKeySelector = s.Struct(
         s.Field(
             "optional",
             s.BOOLEAN,
-            ("Allow the container to start when the ConfigMap or key is missing."),
+            "Allow the container to start when the ConfigMap or key is missing.",
         ),
     ),
     "Selects one key of a ConfigMap.",
@@ -530,13 +530,13 @@ ConfigMapProjection = s.Struct(
         s.Field(
             "items",
             s.List(KeyToPath),
-            ("Chooses which keys appear and under which paths; all keys are used when empty."),
+            "Chooses which keys appear and under which paths; all keys are used when empty.",
         ),
         s.Field("name", s.STRING, "Name of the referenced object."),
         s.Field(
             "optional",
             s.BOOLEAN,
-            ("Allow the pod to start even if the ConfigMap or a listed key is missing."),
+            "Allow the pod to start even if the ConfigMap or a listed key is missing.",
         ),
     ),
     "Keys of a ConfigMap placed into a projected volume.",
@@ -548,18 +548,18 @@ ConfigMapVolumeSource = s.Struct(
         s.Field(
             "defaultMode",
             s.INT32,
-            ("Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644."),
+            "Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644.",
         ),
         s.Field(
             "items",
             s.List(KeyToPath),
-            ("Chooses which keys appear and under which paths; all keys are used when empty."),
+            "Chooses which keys appear and under which paths; all keys are used when empty.",
         ),
         s.Field("name", s.STRING, "Name of the referenced object."),
         s.Field(
             "optional",
             s.BOOLEAN,
-            ("Allow the pod to start even if the ConfigMap or a listed key is missing."),
+            "Allow the pod to start even if the ConfigMap or a listed key is missing.",
         ),
     ),
     "Projects a ConfigMap's keys as files.",
@@ -640,7 +640,7 @@ EnvFromSource = s.Struct(
         ),
         s.Field("secretRef", SecretEnvSource, "The Secret to read."),
     ),
-    ("A ConfigMap or Secret whose keys all become environment variables."),
+    "A ConfigMap or Secret whose keys all become environment variables.",
 )
 
 ObjectFieldSelector = s.Struct(
@@ -649,7 +649,7 @@ ObjectFieldSelector = s.Struct(
         s.Field(
             "apiVersion",
             s.STRING,
-            ("Version of the schema the path is written in. Defaults to v1."),
+            "Version of the schema the path is written in. Defaults to v1.",
         ),
         s.Field("fieldPath", s.STRING, "Path of the field to read.", required=True),
     ),
@@ -683,7 +683,7 @@ SecretKeySelector = s.Struct(
         s.Field(
             "optional",
             s.BOOLEAN,
-            ("Allow the container to start when the Secret or key is missing."),
+            "Allow the container to start when the Secret or key is missing.",
         ),
     ),
     "Selects one key of a Secret.",
@@ -707,7 +707,7 @@ EnvVarSource = s.Struct(
         ),
         s.Field("secretKeyRef", SecretKeySelector, "A key of a Secret."),
     ),
-    ("Where an environment variable's value comes from; set exactly one member."),
+    "Where an environment variable's value comes from; set exactly one member.",
 )
 
 EnvVar = s.Struct(
@@ -725,7 +725,7 @@ EnvVar = s.Struct(
         s.Field(
             "valueFrom",
             EnvVarSource,
-            ("Take the value from a pod field, a resource, a ConfigMap or a Secret instead."),
+            "Take the value from a pod field, a resource, a ConfigMap or a Secret instead.",
         ),
     ),
     "One environment variable.",
@@ -737,7 +737,7 @@ ExecAction = s.Struct(
         s.Field(
             "command",
             s.List(s.STRING),
-            ("The command and its arguments, run without a shell, with / as working directory."),
+            "The command and its arguments, run without a shell, with / as working directory.",
         ),
     ),
     "Runs a command inside the container.",
@@ -905,7 +905,7 @@ Lifecycle = s.Struct(
         s.Field(
             "postStart",
             LifecycleHandler,
-            ("Runs right after the container is created; a failure restarts the container."),
+            "Runs right after the container is created; a failure restarts the container.",
         ),
         s.Field(
             "preStop",
@@ -987,7 +987,7 @@ Lifecycle = s.Struct(
                     "SIGXFSZ",
                 ),
             ),
-            ("The signal sent to stop the container, such as SIGTERM; needs spec.os.name set."),
+            "The signal sent to stop the container, such as SIGTERM; needs spec.os.name set.",
         ),
     ),
     "Hooks that run around a container's start and stop.",
@@ -1039,7 +1039,7 @@ Probe = s.Struct(
         s.Field(
             "initialDelaySeconds",
             s.INT32,
-            ("Seconds to wait after the container starts before the first check."),
+            "Seconds to wait after the container starts before the first check.",
         ),
         s.Field("periodSeconds", s.INT32, "Seconds between checks. Defaults to 10."),
         s.Field(
@@ -1164,7 +1164,7 @@ WindowsSecurityContextOptions = s.Struct(
         s.Field(
             "gmsaCredentialSpec",
             s.STRING,
-            ("The full GMSA credential spec text, normally filled in by a webhook."),
+            "The full GMSA credential spec text, normally filled in by a webhook.",
         ),
         s.Field(
             "gmsaCredentialSpecName",
@@ -1200,7 +1200,7 @@ SecurityContext = s.Struct(
         s.Field(
             "capabilities",
             Capabilities,
-            ("Linux capabilities to add or drop. Defaults to the runtime's set."),
+            "Linux capabilities to add or drop. Defaults to the runtime's set.",
         ),
         s.Field(
             "privileged",
@@ -1224,13 +1224,13 @@ SecurityContext = s.Struct(
         s.Field(
             "readOnlyRootFilesystem",
             s.BOOLEAN,
-            ("Mount the container's root file system read-only. Defaults to false."),
+            "Mount the container's root file system read-only. Defaults to false.",
         ),
         s.Field("runAsGroup", s.INT64, "Primary group ID of the process."),
         s.Field(
             "runAsNonRoot",
             s.BOOLEAN,
-            ("When true, the kubelet refuses to start the container as user 0."),
+            "When true, the kubelet refuses to start the container as user 0.",
         ),
         s.Field("runAsUser", s.INT64, "User ID the process runs as."),
         s.Field("seLinuxOptions", SELinuxOptions, "SELinux label for this container."),
@@ -1305,7 +1305,7 @@ VolumeMount = s.Struct(
         s.Field(
             "subPath",
             s.STRING,
-            ("Mount only this path inside the volume. Defaults to the volume root."),
+            "Mount only this path inside the volume. Defaults to the volume root.",
         ),
         s.Field(
             "subPathExpr",
@@ -1353,7 +1353,7 @@ Container = s.Struct(
         s.Field(
             "envFrom",
             s.List(EnvFromSource),
-            ("Sources from which all keys become environment variables; explicit env entries win."),
+            "Sources from which all keys become environment variables; explicit env entries win.",
         ),
         s.Field("image", s.STRING, "The container image to run."),
         s.Field(
@@ -1378,7 +1378,7 @@ Container = s.Struct(
         s.Field(
             "name",
             s.STRING,
-            ("Name of the container; a DNS label unique within the pod. Cannot be changed."),
+            "Name of the container; a DNS label unique within the pod. Cannot be changed.",
             required=True,
         ),
         s.Field(
@@ -1393,12 +1393,12 @@ Container = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="containerPort",
             ),
-            ("Ports the container listens on, mostly informational. Cannot be changed."),
+            "Ports the container listens on, mostly informational. Cannot be changed.",
         ),
         s.Field(
             "readinessProbe",
             Probe,
-            ("Check whose failure takes the container out of service endpoints."),
+            "Check whose failure takes the container out of service endpoints.",
         ),
         s.Field(
             "resizePolicy",
@@ -1409,7 +1409,7 @@ Container = s.Struct(
         s.Field(
             "resources",
             ResourceRequirements,
-            ("CPU, memory and other resources the container requests and may use at most."),
+            "CPU, memory and other resources the container requests and may use at most.",
         ),
         s.Field(
             "restartPolicy",
@@ -1423,7 +1423,7 @@ Container = s.Struct(
         s.Field(
             "securityContext",
             SecurityContext,
-            ("Security settings for this container; they override the pod's."),
+            "Security settings for this container; they override the pod's.",
         ),
         s.Field(
             "startupProbe",
@@ -1439,7 +1439,7 @@ Container = s.Struct(
         s.Field(
             "stdinOnce",
             s.BOOLEAN,
-            ("Close stdin after the first attach session ends. Defaults to false."),
+            "Close stdin after the first attach session ends. Defaults to false.",
         ),
         s.Field(
             "terminationMessagePath",
@@ -1492,7 +1492,7 @@ Container = s.Struct(
         s.Field(
             "workingDir",
             s.STRING,
-            ("Working directory inside the container; the runtime's default is used when empty."),
+            "Working directory inside the container; the runtime's default is used when empty.",
         ),
     ),
     "One container to run in a pod.",
@@ -1525,7 +1525,7 @@ ContainerStateWaiting = s.Struct(
         s.Field(
             "reason",
             s.STRING,
-            ("Why it is waiting, such as ContainerCreating or ImagePullBackOff."),
+            "Why it is waiting, such as ContainerCreating or ImagePullBackOff.",
         ),
     ),
     "A container that is not running yet.",
@@ -1572,7 +1572,7 @@ ResourceStatus = s.Struct(
         s.Field(
             "name",
             s.STRING,
-            ("Resource name, such as a device plugin resource or claim:<claim>/<request>."),
+            "Resource name, such as a device plugin resource or claim:<claim>/<request>.",
             required=True,
         ),
         s.Field(
@@ -1593,7 +1593,7 @@ VolumeMountStatus = s.Struct(
         s.Field(
             "recursiveReadOnly",
             s.STRING,
-            ("Disabled or Enabled; whether read-only applies to sub-mounts too."),
+            "Disabled or Enabled; whether read-only applies to sub-mounts too.",
             lifecycle=gated("RecursiveReadOnlyMounts"),
         ),
     ),
@@ -1618,7 +1618,7 @@ ContainerStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            ("Health of devices and other resources given to the container."),
+            "Health of devices and other resources given to the container.",
             lifecycle=gated("ResourceHealthStatus"),
         ),
         s.Field("containerID", s.STRING, "Runtime-specific container ID, as <type>://<id>."),
@@ -1632,7 +1632,7 @@ ContainerStatus = s.Struct(
         s.Field(
             "lastState",
             ContainerState,
-            ("The state of the container's previous run, if it has restarted."),
+            "The state of the container's previous run, if it has restarted.",
         ),
         s.Field("name", s.STRING, "Container name, as in the spec.", required=True),
         s.Field(
@@ -1647,13 +1647,13 @@ ContainerStatus = s.Struct(
         s.Field(
             "restartCount",
             s.INT32,
-            ("Count of container restarts so far; may be reset when the node restarts."),
+            "Count of container restarts so far; may be reset when the node restarts.",
             required=True,
         ),
         s.Field(
             "started",
             s.BOOLEAN,
-            ("Whether the container has started and passed its startup probe."),
+            "Whether the container has started and passed its startup probe.",
         ),
         s.Field("state", ContainerState, "The container's current state."),
         s.Field(
@@ -1734,7 +1734,7 @@ ContainerStatus = s.Struct(
         s.Field(
             "user",
             ContainerUser,
-            ("Identity of the container's first process, as reported by the runtime."),
+            "Identity of the container's first process, as reported by the runtime.",
             lifecycle=gated("SupplementalGroupsPolicy"),
         ),
         s.Field(
@@ -1768,7 +1768,7 @@ DownwardAPIVolumeFile = s.Struct(
         s.Field(
             "fieldRef",
             ObjectFieldSelector,
-            ("A pod field to write, such as metadata.labels or metadata.annotations."),
+            "A pod field to write, such as metadata.labels or metadata.annotations.",
         ),
         s.Field(
             "mode",
@@ -1797,7 +1797,7 @@ DownwardAPIProjection = s.Struct(
             "items", s.List(DownwardAPIVolumeFile), "The files to create and what each contains."
         ),
     ),
-    ("Pod fields and container resources placed into a projected volume."),
+    "Pod fields and container resources placed into a projected volume.",
 )
 
 DownwardAPIVolumeSource = s.Struct(
@@ -1806,7 +1806,7 @@ DownwardAPIVolumeSource = s.Struct(
         s.Field(
             "defaultMode",
             s.INT32,
-            ("Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644."),
+            "Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644.",
         ),
         s.Field(
             "items", s.List(DownwardAPIVolumeFile), "The files to create and what each contains."
@@ -1869,7 +1869,7 @@ EphemeralContainerCommon = s.Struct(
         s.Field(
             "envFrom",
             s.List(EnvFromSource),
-            ("Sources from which all keys become environment variables; explicit env entries win."),
+            "Sources from which all keys become environment variables; explicit env entries win.",
         ),
         s.Field("image", s.STRING, "The container image to run."),
         s.Field(
@@ -1892,7 +1892,7 @@ EphemeralContainerCommon = s.Struct(
         s.Field(
             "name",
             s.STRING,
-            ("Name of the ephemeral container; unique among all containers of the pod."),
+            "Name of the ephemeral container; unique among all containers of the pod.",
             required=True,
         ),
         s.Field(
@@ -1919,7 +1919,7 @@ EphemeralContainerCommon = s.Struct(
         s.Field(
             "resources",
             ResourceRequirements,
-            ("Not allowed; ephemeral containers use resources already given to the pod."),
+            "Not allowed; ephemeral containers use resources already given to the pod.",
         ),
         s.Field(
             "restartPolicy",
@@ -1930,7 +1930,7 @@ EphemeralContainerCommon = s.Struct(
         s.Field(
             "securityContext",
             SecurityContext,
-            ("Security settings for this container; they override the pod's."),
+            "Security settings for this container; they override the pod's.",
         ),
         s.Field("startupProbe", Probe, "Not allowed for ephemeral containers."),
         s.Field(
@@ -1939,7 +1939,7 @@ EphemeralContainerCommon = s.Struct(
         s.Field(
             "stdinOnce",
             s.BOOLEAN,
-            ("Close stdin after the first attach session ends. Defaults to false."),
+            "Close stdin after the first attach session ends. Defaults to false.",
         ),
         s.Field(
             "terminationMessagePath",
@@ -1992,7 +1992,7 @@ EphemeralContainerCommon = s.Struct(
         s.Field(
             "workingDir",
             s.STRING,
-            ("Working directory inside the container; the runtime's default is used when empty."),
+            "Working directory inside the container; the runtime's default is used when empty.",
         ),
     ),
     "The container fields that an ephemeral container accepts.",
@@ -2032,7 +2032,7 @@ EphemeralContainer = s.Struct(
         s.Field(
             "envFrom",
             s.List(EnvFromSource),
-            ("Sources from which all keys become environment variables; explicit env entries win."),
+            "Sources from which all keys become environment variables; explicit env entries win.",
         ),
         s.Field("image", s.STRING, "The container image to run."),
         s.Field(
@@ -2055,7 +2055,7 @@ EphemeralContainer = s.Struct(
         s.Field(
             "name",
             s.STRING,
-            ("Name of the ephemeral container; unique among all containers of the pod."),
+            "Name of the ephemeral container; unique among all containers of the pod.",
             required=True,
         ),
         s.Field(
@@ -2082,7 +2082,7 @@ EphemeralContainer = s.Struct(
         s.Field(
             "resources",
             ResourceRequirements,
-            ("Not allowed; ephemeral containers use resources already given to the pod."),
+            "Not allowed; ephemeral containers use resources already given to the pod.",
         ),
         s.Field(
             "restartPolicy",
@@ -2093,7 +2093,7 @@ EphemeralContainer = s.Struct(
         s.Field(
             "securityContext",
             SecurityContext,
-            ("Security settings for this container; they override the pod's."),
+            "Security settings for this container; they override the pod's.",
         ),
         s.Field("startupProbe", Probe, "Not allowed for ephemeral containers."),
         s.Field(
@@ -2102,7 +2102,7 @@ EphemeralContainer = s.Struct(
         s.Field(
             "stdinOnce",
             s.BOOLEAN,
-            ("Close stdin after the first attach session ends. Defaults to false."),
+            "Close stdin after the first attach session ends. Defaults to false.",
         ),
         s.Field(
             "targetContainerName",
@@ -2163,10 +2163,10 @@ EphemeralContainer = s.Struct(
         s.Field(
             "workingDir",
             s.STRING,
-            ("Working directory inside the container; the runtime's default is used when empty."),
+            "Working directory inside the container; the runtime's default is used when empty.",
         ),
     ),
-    ("A temporary container added to a running pod, for example to debug it; never restarted."),
+    "A temporary container added to a running pod, for example to debug it; never restarted.",
 )
 
 PersistentVolumeAccessMode = s.Scalar(
@@ -2203,7 +2203,7 @@ TypedObjectReference = s.Struct(
             lifecycle=gated("CrossNamespaceVolumeDataSource"),
         ),
     ),
-    ("Names an object of a given kind, optionally in another namespace."),
+    "Names an object of a given kind, optionally in another namespace.",
 )
 
 VolumeResourceRequirements = s.Struct(
@@ -2295,10 +2295,10 @@ EphemeralVolumeSource = s.Struct(
         s.Field(
             "volumeClaimTemplate",
             PersistentVolumeClaimTemplate,
-            ("Template for the claim, named after the pod and the volume, owned by the pod."),
+            "Template for the claim, named after the pod and the volume, owned by the pod.",
         ),
     ),
-    ("A volume backed by a per-pod PersistentVolumeClaim created from a template."),
+    "A volume backed by a per-pod PersistentVolumeClaim created from a template.",
 )
 
 FCVolumeSource = s.Struct(
@@ -2310,7 +2310,7 @@ FCVolumeSource = s.Struct(
         s.Field("targetWWNs", s.List(s.STRING), "World wide names of the targets."),
         s.Field("wwids", s.List(s.STRING), "World wide identifiers of the volume."),
     ),
-    ("A Fibre Channel disk; set either targetWWNs with lun, or wwids."),
+    "A Fibre Channel disk; set either targetWWNs with lun, or wwids.",
 )
 
 FlexVolumeSource = s.Struct(
@@ -2511,7 +2511,7 @@ PortStatus = s.Struct(
         s.Field(
             "error",
             s.STRING,
-            ("Problem with this port, if any, as a CamelCase reason or a domain-prefixed name."),
+            "Problem with this port, if any, as a CamelCase reason or a domain-prefixed name.",
         ),
         s.Field("port", s.INT32, "The port number.", required=True),
         s.Field(
@@ -2556,7 +2556,7 @@ LoadBalancerStatus = s.Struct(
         s.Field(
             "ingress",
             s.List(LoadBalancerIngress),
-            ("The IPs or host names where the load balancer receives traffic."),
+            "The IPs or host names where the load balancer receives traffic.",
         ),
     ),
     "Information about a provisioned load balancer.",
@@ -2590,7 +2590,7 @@ ModifyVolumeStatus = s.Struct(
             "targetVolumeAttributesClassName", s.STRING, "The class the volume is being moved to."
         ),
     ),
-    ("Progress of moving a claim's volume to another VolumeAttributesClass."),
+    "Progress of moving a claim's volume to another VolumeAttributesClass.",
 )
 
 NFSVolumeSource = s.Struct(
@@ -2621,7 +2621,7 @@ PersistentVolumeClaimCondition = s.Struct(
         s.Field(
             "type",
             s.STRING,
-            ("Kind of condition, such as Resizing, FileSystemResizePending or ModifyingVolume."),
+            "Kind of condition, such as Resizing, FileSystemResizePending or ModifyingVolume.",
             required=True,
         ),
     ),
@@ -2668,7 +2668,7 @@ PersistentVolumeClaimStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            ("Current observations, such as a resize or attribute change in progress."),
+            "Current observations, such as a resize or attribute change in progress.",
         ),
         s.Field(
             "currentVolumeAttributesClassName",
@@ -2679,7 +2679,7 @@ PersistentVolumeClaimStatus = s.Struct(
         s.Field(
             "modifyVolumeStatus",
             ModifyVolumeStatus,
-            ("Progress of a change to another VolumeAttributesClass, when one is under way."),
+            "Progress of a change to another VolumeAttributesClass, when one is under way.",
             lifecycle=gated("VolumeAttributesClass"),
         ),
         s.Field(
@@ -2710,7 +2710,7 @@ PersistentVolumeClaim = kind_struct(
         s.Field(
             "status",
             PersistentVolumeClaimStatus,
-            ("Binding and capacity information reported by the volume controllers."),
+            "Binding and capacity information reported by the volume controllers.",
         ),
     ),
     (
@@ -2778,14 +2778,14 @@ PodResourceClaim = s.Struct(
         s.Field(
             "name",
             s.STRING,
-            ("Name used by containers to refer to this claim; unique within the pod."),
+            "Name used by containers to refer to this claim; unique within the pod.",
             required=True,
         ),
         s.Field("resourceClaimName", s.STRING, "An existing ResourceClaim in the pod's namespace."),
         s.Field(
             "resourceClaimTemplateName",
             s.STRING,
-            ("A ResourceClaimTemplate from which a claim is made for this pod."),
+            "A ResourceClaimTemplate from which a claim is made for this pod.",
         ),
     ),
     "Ties a name used inside the pod to a ResourceClaim.",
@@ -2827,7 +2827,7 @@ PodSecurityContext = s.Struct(
         s.Field(
             "fsGroup",
             s.INT64,
-            ("Group ID that owns volumes and is added to every container's processes."),
+            "Group ID that owns volumes and is added to every container's processes.",
         ),
         s.Field(
             "fsGroupChangePolicy",
@@ -2846,30 +2846,30 @@ PodSecurityContext = s.Struct(
         s.Field(
             "runAsGroup",
             s.INT64,
-            ("Primary group ID of container processes; the runtime default when unset."),
+            "Primary group ID of container processes; the runtime default when unset.",
         ),
         s.Field("runAsNonRoot", s.BOOLEAN, "Refuse to start a container that would run as UID 0."),
         s.Field(
             "runAsUser",
             s.INT64,
-            ("User ID that container processes run as; the image's user when unset."),
+            "User ID that container processes run as; the image's user when unset.",
         ),
         s.Field(
             "seLinuxChangePolicy",
             s.STRING,
-            ("MountOption or Recursive; how SELinux labels are applied to volumes."),
+            "MountOption or Recursive; how SELinux labels are applied to volumes.",
             lifecycle=gated("SELinuxChangePolicy"),
         ),
         s.Field(
             "seLinuxOptions",
             SELinuxOptions,
-            ("SELinux label for all containers; the runtime picks one when unset."),
+            "SELinux label for all containers; the runtime picks one when unset.",
         ),
         s.Field("seccompProfile", SeccompProfile, "Seccomp profile for all containers."),
         s.Field(
             "supplementalGroups",
             s.List(s.INT64),
-            ("Extra group IDs given to the first process of each container."),
+            "Extra group IDs given to the first process of each container.",
         ),
         s.Field(
             "supplementalGroupsPolicy",
@@ -2972,7 +2972,7 @@ Toleration = s.Struct(
         ),
         s.Field("value", s.STRING, "Taint value to match with Equal; empty with Exists."),
     ),
-    ("Lets a pod be scheduled onto, or stay on, nodes with a matching taint."),
+    "Lets a pod be scheduled onto, or stay on, nodes with a matching taint.",
 )
 
 UnsatisfiableConstraintAction = s.Scalar(
@@ -2989,7 +2989,7 @@ TopologySpreadConstraint = s.Struct(
         s.Field(
             "matchLabelKeys",
             s.List(s.STRING),
-            ("Label keys whose values on the incoming pod are added to labelSelector."),
+            "Label keys whose values on the incoming pod are added to labelSelector.",
         ),
         s.Field(
             "maxSkew",
@@ -3039,7 +3039,7 @@ TopologySpreadConstraint = s.Struct(
         s.Field(
             "topologyKey",
             s.STRING,
-            ("Node label whose values define the domains, such as a zone or a host name."),
+            "Node label whose values define the domains, such as a zone or a host name.",
             required=True,
         ),
         s.Field(
@@ -3051,11 +3051,11 @@ TopologySpreadConstraint = s.Struct(
                     "ScheduleAnyway",
                 ),
             ),
-            ("DoNotSchedule (a hard rule) or ScheduleAnyway (a soft preference)."),
+            "DoNotSchedule (a hard rule) or ScheduleAnyway (a soft preference).",
             required=True,
         ),
     ),
-    ("Limits how unevenly matching pods are spread over topology domains."),
+    "Limits how unevenly matching pods are spread over topology domains.",
 )
 
 PortworxVolumeSource = s.Struct(
@@ -3074,13 +3074,13 @@ SecretProjection = s.Struct(
         s.Field(
             "items",
             s.List(KeyToPath),
-            ("Chooses which keys appear and under which paths; all keys are used when empty."),
+            "Chooses which keys appear and under which paths; all keys are used when empty.",
         ),
         s.Field("name", s.STRING, "Name of the referenced object."),
         s.Field(
             "optional",
             s.BOOLEAN,
-            ("Allow the pod to start even if the Secret or a listed key is missing."),
+            "Allow the pod to start even if the Secret or a listed key is missing.",
         ),
     ),
     "Keys of a Secret placed into a projected volume.",
@@ -3092,16 +3092,16 @@ ServiceAccountTokenProjection = s.Struct(
         s.Field(
             "audience",
             s.STRING,
-            ("Who the token is meant for. Defaults to the API server's own identifier."),
+            "Who the token is meant for. Defaults to the API server's own identifier.",
         ),
         s.Field(
             "expirationSeconds",
             s.INT64,
-            ("Requested token lifetime in seconds; at least 600. Defaults to 3600."),
+            "Requested token lifetime in seconds; at least 600. Defaults to 3600.",
         ),
         s.Field("path", s.STRING, "Relative path of the token file.", required=True),
     ),
-    ("A token for the pod's service account, refreshed by the kubelet, written to a file."),
+    "A token for the pod's service account, refreshed by the kubelet, written to a file.",
 )
 
 VolumeProjection = s.Struct(
@@ -3110,7 +3110,7 @@ VolumeProjection = s.Struct(
         s.Field(
             "clusterTrustBundle",
             ClusterTrustBundleProjection,
-            ("Certificates from ClusterTrustBundle objects, as one PEM file."),
+            "Certificates from ClusterTrustBundle objects, as one PEM file.",
             lifecycle=gated("ClusterTrustBundleProjection"),
         ),
         s.Field("configMap", ConfigMapProjection, "Keys of a ConfigMap."),
@@ -3129,7 +3129,7 @@ ProjectedVolumeSource = s.Struct(
         s.Field(
             "defaultMode",
             s.INT32,
-            ("Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644."),
+            "Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644.",
         ),
         s.Field("sources", s.List(VolumeProjection), "The sources to merge."),
     ),
@@ -3190,7 +3190,7 @@ ScaleIOVolumeSource = s.Struct(
         s.Field(
             "storageMode",
             s.STRING,
-            ("ThickProvisioned or ThinProvisioned. Defaults to ThinProvisioned."),
+            "ThickProvisioned or ThinProvisioned. Defaults to ThinProvisioned.",
         ),
         s.Field("storagePool", s.STRING, "Storage pool in the protection domain."),
         s.Field("system", s.STRING, "Name of the storage system.", required=True),
@@ -3205,17 +3205,17 @@ SecretVolumeSource = s.Struct(
         s.Field(
             "defaultMode",
             s.INT32,
-            ("Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644."),
+            "Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644.",
         ),
         s.Field(
             "items",
             s.List(KeyToPath),
-            ("Chooses which keys appear and under which paths; all keys are used when empty."),
+            "Chooses which keys appear and under which paths; all keys are used when empty.",
         ),
         s.Field(
             "optional",
             s.BOOLEAN,
-            ("Allow the pod to start even if the Secret or a listed key is missing."),
+            "Allow the pod to start even if the Secret or a listed key is missing.",
         ),
         s.Field("secretName", s.STRING, "The Secret to project, from the pod's own namespace."),
     ),
@@ -3232,7 +3232,7 @@ StorageOSVolumeSource = s.Struct(
         s.Field(
             "volumeNamespace",
             s.STRING,
-            ("StorageOS namespace of the volume; defaults to the pod's namespace."),
+            "StorageOS namespace of the volume; defaults to the pod's namespace.",
         ),
     ),
     "A StorageOS volume.",
@@ -3267,12 +3267,12 @@ VolumeSource = s.Struct(
         s.Field(
             "emptyDir",
             EmptyDirVolumeSource,
-            ("A scratch directory that starts empty and lives as long as the pod."),
+            "A scratch directory that starts empty and lives as long as the pod.",
         ),
         s.Field(
             "ephemeral",
             EphemeralVolumeSource,
-            ("A volume backed by a PersistentVolumeClaim made for this pod and deleted with it."),
+            "A volume backed by a PersistentVolumeClaim made for this pod and deleted with it.",
         ),
         s.Field("fc", FCVolumeSource, "A Fibre Channel disk."),
         s.Field(
@@ -3282,12 +3282,12 @@ VolumeSource = s.Struct(
         s.Field(
             "gcePersistentDisk",
             GCEPersistentDiskVolumeSource,
-            ("Deprecated; a Google Compute Engine persistent disk (now served by a CSI driver)."),
+            "Deprecated; a Google Compute Engine persistent disk (now served by a CSI driver).",
         ),
         s.Field(
             "gitRepo",
             GitRepoVolumeSource,
-            ("Deprecated; a git repository cloned into the volume. Use an init container instead."),
+            "Deprecated; a git repository cloned into the volume. Use an init container instead.",
         ),
         s.Field("glusterfs", GlusterfsVolumeSource, "Removed; a GlusterFS volume."),
         s.Field(
@@ -3298,7 +3298,7 @@ VolumeSource = s.Struct(
         s.Field(
             "image",
             ImageVolumeSource,
-            ("An OCI image or artifact mounted read-only as the volume's contents."),
+            "An OCI image or artifact mounted read-only as the volume's contents.",
             lifecycle=gated("ImageVolume"),
         ),
         s.Field("iscsi", ISCSIVolumeSource, "An iSCSI disk."),
@@ -3317,7 +3317,7 @@ VolumeSource = s.Struct(
         s.Field(
             "projected",
             ProjectedVolumeSource,
-            ("Several secret, configMap, downwardAPI and token sources merged into one directory."),
+            "Several secret, configMap, downwardAPI and token sources merged into one directory.",
         ),
         s.Field("quobyte", QuobyteVolumeSource, "Removed; a Quobyte volume."),
         s.Field("rbd", RBDVolumeSource, "Deprecated; a Ceph RBD image."),
@@ -3326,7 +3326,7 @@ VolumeSource = s.Struct(
         s.Field("storageos", StorageOSVolumeSource, "Removed; a StorageOS volume."),
         s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, "Deprecated; a vSphere disk."),
     ),
-    ("Where a volume's contents come from; exactly one member is set."),
+    "Where a volume's contents come from; exactly one member is set.",
 )
 
 Volume = s.Struct(
@@ -3347,12 +3347,12 @@ Volume = s.Struct(
         s.Field(
             "emptyDir",
             EmptyDirVolumeSource,
-            ("A scratch directory that starts empty and lives as long as the pod."),
+            "A scratch directory that starts empty and lives as long as the pod.",
         ),
         s.Field(
             "ephemeral",
             EphemeralVolumeSource,
-            ("A volume backed by a PersistentVolumeClaim made for this pod and deleted with it."),
+            "A volume backed by a PersistentVolumeClaim made for this pod and deleted with it.",
         ),
         s.Field("fc", FCVolumeSource, "A Fibre Channel disk."),
         s.Field(
@@ -3362,12 +3362,12 @@ Volume = s.Struct(
         s.Field(
             "gcePersistentDisk",
             GCEPersistentDiskVolumeSource,
-            ("Deprecated; a Google Compute Engine persistent disk (now served by a CSI driver)."),
+            "Deprecated; a Google Compute Engine persistent disk (now served by a CSI driver).",
         ),
         s.Field(
             "gitRepo",
             GitRepoVolumeSource,
-            ("Deprecated; a git repository cloned into the volume. Use an init container instead."),
+            "Deprecated; a git repository cloned into the volume. Use an init container instead.",
         ),
         s.Field("glusterfs", GlusterfsVolumeSource, "Removed; a GlusterFS volume."),
         s.Field(
@@ -3378,7 +3378,7 @@ Volume = s.Struct(
         s.Field(
             "image",
             ImageVolumeSource,
-            ("An OCI image or artifact mounted read-only as the volume's contents."),
+            "An OCI image or artifact mounted read-only as the volume's contents.",
             lifecycle=gated("ImageVolume"),
         ),
         s.Field("iscsi", ISCSIVolumeSource, "An iSCSI disk."),
@@ -3403,7 +3403,7 @@ Volume = s.Struct(
         s.Field(
             "projected",
             ProjectedVolumeSource,
-            ("Several secret, configMap, downwardAPI and token sources merged into one directory."),
+            "Several secret, configMap, downwardAPI and token sources merged into one directory.",
         ),
         s.Field("quobyte", QuobyteVolumeSource, "Removed; a Quobyte volume."),
         s.Field("rbd", RBDVolumeSource, "Deprecated; a Ceph RBD image."),
@@ -3412,7 +3412,7 @@ Volume = s.Struct(
         s.Field("storageos", StorageOSVolumeSource, "Removed; a StorageOS volume."),
         s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, "Deprecated; a vSphere disk."),
     ),
-    ("A named volume that containers of the pod can mount; exactly one source must be set."),
+    "A named volume that containers of the pod can mount; exactly one source must be set.",
 )
 
 PodSpec = s.Struct(
@@ -3469,7 +3469,7 @@ PodSpec = s.Struct(
         s.Field(
             "enableServiceLinks",
             s.BOOLEAN,
-            ("Whether environment variables describing services are injected. Defaults to true."),
+            "Whether environment variables describing services are injected. Defaults to true.",
         ),
         s.Field(
             "ephemeralContainers",
@@ -3502,12 +3502,12 @@ PodSpec = s.Struct(
         s.Field(
             "hostUsers",
             s.BOOLEAN,
-            ("When false, the pod runs in its own user namespace. Defaults to true."),
+            "When false, the pod runs in its own user namespace. Defaults to true.",
         ),
         s.Field(
             "hostname",
             s.STRING,
-            ("Host name of the pod. Defaults to a value chosen by the system from the pod name."),
+            "Host name of the pod. Defaults to a value chosen by the system from the pod name.",
         ),
         s.Field(
             "imagePullSecrets",
@@ -3518,7 +3518,7 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            ("Secrets in the pod's namespace holding registry credentials for pulling images."),
+            "Secrets in the pod's namespace holding registry credentials for pulling images.",
         ),
         s.Field(
             "initContainers",
@@ -3538,18 +3538,18 @@ PodSpec = s.Struct(
         s.Field(
             "nodeName",
             s.STRING,
-            ("The node the pod runs on. Set by the scheduler, or by hand to skip scheduling."),
+            "The node the pod runs on. Set by the scheduler, or by hand to skip scheduling.",
         ),
         s.Field(
             "nodeSelector",
             s.Map(s.STRING, map_type="atomic"),
-            ("Node labels (key and value) that a node needs for this pod to go there."),
+            "Node labels (key and value) that a node needs for this pod to go there.",
         ),
         s.Field("os", PodOS, "The operating system the pod's containers need."),
         s.Field(
             "overhead",
             s.Map(s.Quantity()),
-            ("Extra resources used by the pod's sandbox, filled in from its RuntimeClass."),
+            "Extra resources used by the pod's sandbox, filled in from its RuntimeClass.",
         ),
         s.Field(
             "preemptionPolicy",
@@ -3568,7 +3568,7 @@ PodSpec = s.Struct(
         s.Field(
             "priority",
             s.INT32,
-            ("Numeric priority, filled in from priorityClassName by admission."),
+            "Numeric priority, filled in from priorityClassName by admission.",
         ),
         s.Field(
             "priorityClassName",
@@ -3578,7 +3578,7 @@ PodSpec = s.Struct(
         s.Field(
             "readinessGates",
             s.List(PodReadinessGate),
-            ("Extra pod conditions that must be True before the pod counts as ready."),
+            "Extra pod conditions that must be True before the pod counts as ready.",
         ),
         s.Field(
             "resourceClaims",
@@ -3589,13 +3589,13 @@ PodSpec = s.Struct(
                 patch_strategy="merge,retainKeys",
                 patch_merge_key="name",
             ),
-            ("Dynamically allocated resources (ResourceClaims) the pod needs."),
+            "Dynamically allocated resources (ResourceClaims) the pod needs.",
             lifecycle=gated("DynamicResourceAllocation"),
         ),
         s.Field(
             "resources",
             ResourceRequirements,
-            ("Total compute resources for the whole pod, shared by its containers."),
+            "Total compute resources for the whole pod, shared by its containers.",
             lifecycle=gated("PodLevelResources"),
         ),
         s.Field(
@@ -3608,17 +3608,17 @@ PodSpec = s.Struct(
                     "OnFailure",
                 ),
             ),
-            ("When containers are restarted; Always (the default), OnFailure or Never."),
+            "When containers are restarted; Always (the default), OnFailure or Never.",
         ),
         s.Field(
             "runtimeClassName",
             s.STRING,
-            ("Name of a RuntimeClass that selects the container runtime handler."),
+            "Name of a RuntimeClass that selects the container runtime handler.",
         ),
         s.Field(
             "schedulerName",
             s.STRING,
-            ("Which scheduler places the pod. Defaults to default-scheduler."),
+            "Which scheduler places the pod. Defaults to default-scheduler.",
         ),
         s.Field(
             "schedulingGates",
@@ -3629,7 +3629,7 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            ("Named gates that must all be removed before the pod can be scheduled."),
+            "Named gates that must all be removed before the pod can be scheduled.",
         ),
         s.Field(
             "securityContext", PodSecurityContext, "Security settings that apply to the whole pod."
@@ -3643,12 +3643,12 @@ PodSpec = s.Struct(
         s.Field(
             "setHostnameAsFQDN",
             s.BOOLEAN,
-            ("Make the fully qualified domain name the pod's host name. Defaults to false."),
+            "Make the fully qualified domain name the pod's host name. Defaults to false.",
         ),
         s.Field(
             "shareProcessNamespace",
             s.BOOLEAN,
-            ("Let all containers of the pod see each other's processes. Defaults to false."),
+            "Let all containers of the pod see each other's processes. Defaults to false.",
         ),
         s.Field(
             "subdomain",
@@ -3679,7 +3679,7 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="topologyKey",
             ),
-            ("Rules for spreading matching pods evenly across topology domains."),
+            "Rules for spreading matching pods evenly across topology domains.",
         ),
         s.Field(
             "volumes",
@@ -3747,7 +3747,7 @@ PodResourceClaimStatus = s.Struct(
             "resourceClaimName", s.STRING, "Name of the created claim; unset when none was needed."
         ),
     ),
-    ("The ResourceClaim created for one of a pod's template-based claims."),
+    "The ResourceClaim created for one of a pod's template-based claims.",
 )
 
 PodStatus = s.Struct(
@@ -3762,7 +3762,7 @@ PodStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            ("Current conditions such as PodScheduled, Initialized, ContainersReady and Ready."),
+            "Current conditions such as PodScheduled, Initialized, ContainersReady and Ready.",
         ),
         s.Field("containerStatuses", s.List(ContainerStatus), "Status of each main container."),
         s.Field(
@@ -3774,14 +3774,14 @@ PodStatus = s.Struct(
         s.Field(
             "hostIPs",
             s.List(HostIP, patch_strategy="merge", patch_merge_key="ip"),
-            ("All IPs of the node, one per family; the first equals hostIP."),
+            "All IPs of the node, one per family; the first equals hostIP.",
         ),
         s.Field("initContainerStatuses", s.List(ContainerStatus), "Status of each init container."),
         s.Field("message", s.STRING, "Readable explanation of the pod's current state."),
         s.Field(
             "nominatedNodeName",
             s.STRING,
-            ("Node where a preemption made room for this pod; not a promise of placement."),
+            "Node where a preemption made room for this pod; not a promise of placement.",
         ),
         s.Field(
             "observedGeneration",
@@ -3801,7 +3801,7 @@ PodStatus = s.Struct(
                     "Unknown",
                 ),
             ),
-            ("Summary of the pod's life cycle; Pending, Running, Succeeded, Failed or Unknown."),
+            "Summary of the pod's life cycle; Pending, Running, Succeeded, Failed or Unknown.",
         ),
         s.Field("podIP", s.STRING, "Primary IP of the pod."),
         s.Field(
@@ -3825,7 +3825,7 @@ PodStatus = s.Struct(
                     "Guaranteed",
                 ),
             ),
-            ("Guaranteed, Burstable or BestEffort, derived from resource requests and limits."),
+            "Guaranteed, Burstable or BestEffort, derived from resource requests and limits.",
         ),
         s.Field(
             "reason", s.STRING, ("Short CamelCase reason for the pod's state, for example Evicted.")
@@ -3848,7 +3848,7 @@ PodStatus = s.Struct(
                 patch_strategy="merge,retainKeys",
                 patch_merge_key="name",
             ),
-            ("Names of the ResourceClaims made for this pod from templates."),
+            "Names of the ResourceClaims made for this pod from templates.",
             lifecycle=gated("DynamicResourceAllocation"),
         ),
         s.Field(
@@ -3865,12 +3865,12 @@ Pod = kind_struct(
         s.Field(
             "spec",
             PodSpec,
-            ("What the pod should run; set by the user and mostly fixed after creation."),
+            "What the pod should run; set by the user and mostly fixed after creation.",
         ),
         s.Field(
             "status",
             PodStatus,
-            ("What the kubelet last reported about the pod; read-only for most clients."),
+            "What the kubelet last reported about the pod; read-only for most clients.",
         ),
     ),
     (
@@ -3886,7 +3886,7 @@ PodTemplateSpec = s.Struct(
         s.Field(
             "metadata",
             meta.ObjectMeta,
-            ("Labels, annotations and other metadata copied onto every created pod."),
+            "Labels, annotations and other metadata copied onto every created pod.",
         ),
         s.Field("spec", PodSpec, "The pod spec used for every created pod."),
     ),
@@ -3953,7 +3953,7 @@ ReplicationControllerStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of owned pods that have been ready for at least minReadySeconds."),
+            "Number of owned pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "conditions",
@@ -3964,12 +3964,12 @@ ReplicationControllerStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            ("Current observations about the controller, such as replica failures."),
+            "Current observations about the controller, such as replica failures.",
         ),
         s.Field(
             "fullyLabeledReplicas",
             s.INT32,
-            ("Number of owned pods whose labels match the template's labels."),
+            "Number of owned pods whose labels match the template's labels.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -3997,10 +3997,10 @@ ReplicationController = kind_struct(
         s.Field(
             "status",
             ReplicationControllerStatus,
-            ("Observed replica counts and conditions, written by the controller manager."),
+            "Observed replica counts and conditions, written by the controller manager.",
         ),
     ),
-    ("Keeps a fixed number of identical pods running; the older form of a ReplicaSet."),
+    "Keeps a fixed number of identical pods running; the older form of a ReplicaSet.",
 )
 
 ReplicationControllerList = list_struct(ReplicationController)
@@ -4039,7 +4039,7 @@ ServicePort = s.Struct(
         s.Field(
             "name",
             s.STRING,
-            ("Name of the port, required and unique when the service has more than one port."),
+            "Name of the port, required and unique when the service has more than one port.",
         ),
         s.Field(
             "nodePort",
@@ -4095,7 +4095,7 @@ ServiceSpec = s.Struct(
         s.Field(
             "allocateLoadBalancerNodePorts",
             s.BOOLEAN,
-            ("Whether a LoadBalancer service gets node ports. Defaults to true."),
+            "Whether a LoadBalancer service gets node ports. Defaults to true.",
         ),
         s.Field(
             "clusterIP",
@@ -4109,7 +4109,7 @@ ServiceSpec = s.Struct(
         s.Field(
             "clusterIPs",
             s.List(s.STRING),
-            ("All virtual IPs of the service, one per IP family; the first equals clusterIP."),
+            "All virtual IPs of the service, one per IP family; the first equals clusterIP.",
         ),
         s.Field(
             "externalIPs",
@@ -4122,7 +4122,7 @@ ServiceSpec = s.Struct(
         s.Field(
             "externalName",
             s.STRING,
-            ("DNS name returned as a CNAME for a service of type ExternalName."),
+            "DNS name returned as a CNAME for a service of type ExternalName.",
         ),
         s.Field(
             "externalTrafficPolicy",
@@ -4196,7 +4196,7 @@ ServiceSpec = s.Struct(
         s.Field(
             "loadBalancerIP",
             s.STRING,
-            ("Deprecated; asks the cloud load balancer for a particular IP where supported."),
+            "Deprecated; asks the cloud load balancer for a particular IP where supported.",
         ),
         s.Field(
             "loadBalancerSourceRanges",
@@ -4218,12 +4218,12 @@ ServiceSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="port",
             ),
-            ("The ports the service exposes and where each one forwards to."),
+            "The ports the service exposes and where each one forwards to.",
         ),
         s.Field(
             "publishNotReadyAddresses",
             s.BOOLEAN,
-            ("When true, DNS and endpoints include pods that are not ready yet."),
+            "When true, DNS and endpoints include pods that are not ready yet.",
         ),
         s.Field(
             "selector",
@@ -4243,7 +4243,7 @@ ServiceSpec = s.Struct(
                     "None",
                 ),
             ),
-            ("Set to ClientIP to send a client's connections to the same pod; defaults to None."),
+            "Set to ClientIP to send a client's connections to the same pod; defaults to None.",
         ),
         s.Field(
             "sessionAffinityConfig",
@@ -4253,7 +4253,7 @@ ServiceSpec = s.Struct(
         s.Field(
             "trafficDistribution",
             s.STRING,
-            ("A hint for how traffic should be spread among endpoints, for example PreferClose."),
+            "A hint for how traffic should be spread among endpoints, for example PreferClose.",
             lifecycle=gated("ServiceTrafficDistribution"),
         ),
         s.Field(
@@ -4309,10 +4309,10 @@ Service = kind_struct(
         s.Field(
             "status",
             ServiceStatus,
-            ("Load balancer and condition information reported by controllers."),
+            "Load balancer and condition information reported by controllers.",
         ),
     ),
-    ("A stable name and virtual address that routes traffic to a set of pods or an external name."),
+    "A stable name and virtual address that routes traffic to a set of pods or an external name.",
 )
 
 ServiceAccount = kind_struct(
@@ -4322,12 +4322,12 @@ ServiceAccount = kind_struct(
         s.Field(
             "automountServiceAccountToken",
             s.BOOLEAN,
-            ("Whether pods using this account get an API token mounted. A pod's own setting wins."),
+            "Whether pods using this account get an API token mounted. A pod's own setting wins.",
         ),
         s.Field(
             "imagePullSecrets",
             s.List(LocalObjectReference),
-            ("Registry credentials added to every pod that uses this service account."),
+            "Registry credentials added to every pod that uses this service account.",
         ),
         s.Field(
             "secrets",

@@ -89,7 +89,7 @@ DaemonSetSpec = s.Struct(
         s.Field(
             "templateGeneration",
             s.INT64,
-            ("Deprecated counter of template changes, kept for old clients. Defaults to 1."),
+            "Deprecated counter of template changes, kept for old clients. Defaults to 1.",
         ),
         s.Field(
             "updateStrategy",
@@ -118,7 +118,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ControllerRevision name collisions."),
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
         ),
         s.Field(
             "conditions",
@@ -134,7 +134,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "currentNumberScheduled",
             s.INT32,
-            ("Number of nodes that run at least one pod of the set and should."),
+            "Number of nodes that run at least one pod of the set and should.",
             required=True,
         ),
         s.Field(
@@ -146,7 +146,7 @@ DaemonSetStatus = s.Struct(
         s.Field(
             "numberAvailable",
             s.INT32,
-            ("Number of nodes whose pod has been ready for at least minReadySeconds."),
+            "Number of nodes whose pod has been ready for at least minReadySeconds.",
         ),
         s.Field(
             "numberMisscheduled",
@@ -255,7 +255,7 @@ DeploymentSpec = s.Struct(
         s.Field(
             "paused",
             s.BOOLEAN,
-            ("Stops the controller from acting on template changes until set back to false."),
+            "Stops the controller from acting on template changes until set back to false.",
         ),
         s.Field(
             "progressDeadlineSeconds",
@@ -278,7 +278,7 @@ DeploymentSpec = s.Struct(
         s.Field(
             "rollbackTo",
             RollbackConfig,
-            ("Deprecated; the revision to roll back to. Cleared once the rollback is done."),
+            "Deprecated; the revision to roll back to. Cleared once the rollback is done.",
         ),
         s.Field(
             "selector",
@@ -323,12 +323,12 @@ DeploymentStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of pods that have been ready for at least minReadySeconds."),
+            "Number of pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "collisionCount",
             s.INT32,
-            ("Counter that the controller raises to avoid ReplicaSet name collisions."),
+            "Counter that the controller raises to avoid ReplicaSet name collisions.",
         ),
         s.Field(
             "conditions",
@@ -339,7 +339,7 @@ DeploymentStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            ("Current observations such as Available, Progressing and ReplicaFailure."),
+            "Current observations such as Available, Progressing and ReplicaFailure.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -357,7 +357,7 @@ DeploymentStatus = s.Struct(
         s.Field(
             "updatedReplicas",
             s.INT32,
-            ("Number of non-terminating pods that run the current template."),
+            "Number of non-terminating pods that run the current template.",
         ),
     ),
     "The observed state of a Deployment.",
@@ -370,7 +370,7 @@ Deployment = kind_struct(
         s.Field(
             "spec",
             DeploymentSpec,
-            ("The wanted pods, their number and how updates are rolled out."),
+            "The wanted pods, their number and how updates are rolled out.",
         ),
         s.Field(
             "status",
@@ -396,10 +396,10 @@ DeploymentRollback = s.Struct(
         s.Field(
             "updatedAnnotations",
             s.Map(s.STRING),
-            ("Annotations to set on the deployment along with the rollback."),
+            "Annotations to set on the deployment along with the rollback.",
         ),
     ),
-    ("Deprecated request to roll a Deployment back to an earlier revision."),
+    "Deprecated request to roll a Deployment back to an earlier revision.",
     gvks=(("extensions", "v1beta1", "DeploymentRollback"),),
 )
 
@@ -448,7 +448,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "availableReplicas",
             s.INT32,
-            ("Number of owned pods that have been ready for at least minReadySeconds."),
+            "Number of owned pods that have been ready for at least minReadySeconds.",
         ),
         s.Field(
             "conditions",
@@ -464,7 +464,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "fullyLabeledReplicas",
             s.INT32,
-            ("Number of owned pods whose labels match the template's labels."),
+            "Number of owned pods whose labels match the template's labels.",
         ),
         s.Field(
             "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
@@ -479,7 +479,7 @@ ReplicaSetStatus = s.Struct(
         s.Field(
             "terminatingReplicas",
             s.INT32,
-            ("Number of owned pods that are being deleted but have not gone yet."),
+            "Number of owned pods that are being deleted but have not gone yet.",
         ),
     ),
     "The observed state of a ReplicaSet.",
@@ -519,7 +519,7 @@ ScaleStatus = s.Struct(
         s.Field(
             "targetSelector",
             s.STRING,
-            ("The counted pods' label selector in string form, such as app=web,tier!=cache."),
+            "The counted pods' label selector in string form, such as app=web,tier!=cache.",
         ),
     ),
     "The current size of a scaled object.",

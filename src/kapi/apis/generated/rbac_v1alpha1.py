@@ -21,7 +21,7 @@ AggregationRule = s.Struct(
         s.Field(
             "clusterRoleSelectors",
             s.List(meta.LabelSelector),
-            ("Label selectors; rules of every ClusterRole matching any of them are combined."),
+            "Label selectors; rules of every ClusterRole matching any of them are combined.",
         ),
     ),
     "How a ClusterRole collects rules from other ClusterRoles.",
@@ -76,7 +76,7 @@ ClusterRole = kind_struct(
         s.Field(
             "aggregationRule",
             AggregationRule,
-            ("Builds this role's rules from the rules of other ClusterRoles picked by label."),
+            "Builds this role's rules from the rules of other ClusterRoles picked by label.",
         ),
         s.Field(
             "rules",
@@ -123,10 +123,10 @@ Subject = s.Struct(
         s.Field(
             "namespace",
             s.STRING,
-            ("Namespace of the service account; must be empty for users and groups."),
+            "Namespace of the service account; must be empty for users and groups.",
         ),
     ),
-    ("A user, group or service account that a binding grants permissions to."),
+    "A user, group or service account that a binding grants permissions to.",
 )
 
 ClusterRoleBinding = kind_struct(
@@ -136,16 +136,16 @@ ClusterRoleBinding = kind_struct(
         s.Field(
             "roleRef",
             RoleRef,
-            ("The ClusterRole whose permissions are granted; cannot be changed."),
+            "The ClusterRole whose permissions are granted; cannot be changed.",
             required=True,
         ),
         s.Field(
             "subjects",
             s.List(Subject),
-            ("The users, groups and service accounts that receive the permissions."),
+            "The users, groups and service accounts that receive the permissions.",
         ),
     ),
-    ("Grants the permissions of a ClusterRole to subjects across the whole cluster."),
+    "Grants the permissions of a ClusterRole to subjects across the whole cluster.",
 )
 
 ClusterRoleBindingList = list_struct(ClusterRoleBinding)
@@ -157,10 +157,10 @@ Role = kind_struct(
         s.Field(
             "rules",
             s.List(PolicyRule),
-            ("The permissions the role grants; permissions only add up, nothing is denied."),
+            "The permissions the role grants; permissions only add up, nothing is denied.",
         ),
     ),
-    ("A namespaced set of permissions, granted to users and service accounts by a RoleBinding."),
+    "A namespaced set of permissions, granted to users and service accounts by a RoleBinding.",
 )
 
 RoleBinding = kind_struct(
@@ -179,10 +179,10 @@ RoleBinding = kind_struct(
         s.Field(
             "subjects",
             s.List(Subject),
-            ("The users, groups and service accounts that receive the permissions."),
+            "The users, groups and service accounts that receive the permissions.",
         ),
     ),
-    ("Grants the permissions of a Role or ClusterRole to subjects inside one namespace."),
+    "Grants the permissions of a Role or ClusterRole to subjects inside one namespace.",
 )
 
 RoleBindingList = list_struct(RoleBinding)
