@@ -226,3 +226,19 @@ def test_scale_selector_and_labels_text() -> None:
     assert RC_SCALE.get(rc, ".spec.selector") == "a=1,b=2"
     assert format_labels({"b": "2", "a": "1"}) == "a=1,b=2"
     assert format_labels({}) == "<none>"
+
+
+def test_binding_replaces_a_gated_scheduled_condition() -> None:
+    gated = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "SchedulingGated",
+        "message": "Scheduling is blocked due to non-empty scheduling gates",
+        "lastProbeTime": None,
+        "lastTransitionTime": None,
+    }
+    pod = {"metadata": {"name": "p"}, "spec": {}, "status": {"conditions": [gated]}}
+    [condition] = bind(pod, {"target": {"name": "n"}})["status"]["conditions"]
+    assert (condition["type"], condition["status"]) == ("PodScheduled", "True")
+    assert "reason" not in condition and "message" not in condition
+    assert condition["lastTransitionTime"] is not None

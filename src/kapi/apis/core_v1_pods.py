@@ -493,21 +493,18 @@ def _aggregate(errs: list[FieldError]) -> str:
 
 
 def set_condition(status: Object, condition: Object) -> None:
-    """``UpdatePodCondition``: replace the condition of its type, or add it; the transition
-    time moves only when the status changes."""
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``UpdatePodCondition``: the condition replaces the one of its type (reason and
+    message included), or is added; its transition time is now unless the status stays."""
+    replacement = {"lastProbeTime": None, **condition}
+    replacement["lastTransitionTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     conditions = status.setdefault("conditions", [])
     for i, existing in enumerate(conditions):
         if existing.get("type") == condition["type"]:
-            merged = {**existing, **condition}
-            if existing.get("status") != condition.get("status"):
-                merged["lastTransitionTime"] = now
-            else:
-                merged["lastTransitionTime"] = existing.get("lastTransitionTime")
-            merged.setdefault("lastProbeTime", None)
-            conditions[i] = merged
+            if existing.get("status") == condition.get("status"):
+                replacement["lastTransitionTime"] = existing.get("lastTransitionTime")
+            conditions[i] = replacement
             return
-    conditions.append({"lastProbeTime": None, "lastTransitionTime": now, **condition})
+    conditions.append(replacement)
 
 
 def bind(pod: Object, binding: Object) -> Object:
