@@ -46,8 +46,14 @@ def resource(kind: str):
 
 
 def test_builtin_resources_declare_upstream_shape() -> None:
-    # Kinds of the extension machinery (CRDs, webhook configurations) have their own tests.
-    extension_groups = ("apiextensions.k8s.io", "admissionregistration.k8s.io")
+    # Kinds of the extension machinery (CRDs, webhook configurations) have their own tests,
+    # as the apps kinds (and their extensions/v1beta1 versions) do.
+    extension_groups = (
+        "apiextensions.k8s.io",
+        "admissionregistration.k8s.io",
+        "apps",
+        "extensions",
+    )
     by_kind = {r.kind: r for r in builtin_resources() if r.group not in extension_groups}
     assert set(by_kind) == {
         "Namespace",
@@ -60,6 +66,9 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "EndpointSlice",
         "Ingress",
         "PodDisruptionBudget",
+        "Pod",
+        "PodTemplate",
+        "ReplicationController",
         "StorageVersion",
         "StorageVersionMigration",
         "Role",
@@ -79,8 +88,9 @@ def test_builtin_resources_declare_upstream_shape() -> None:
     assert (secret.plural, secret.short_names, secret.field_labels) == ("secrets", (), ("type",))
     assert ns.field_labels == ("status.phase",)
     for r in by_kind.values():
-        # Of these kinds only CronJob is in "all" upstream.
-        assert r.categories == (("all",) if r.kind == "CronJob" else ())
+        # Of these kinds CronJob, Pod and ReplicationController are in "all" upstream.
+        in_all = r.kind in ("CronJob", "Pod", "ReplicationController")
+        assert r.categories == (("all",) if in_all else ())
     for r in (ns, cm, secret):
         lifecycle = r.versions["v1"].lifecycle
         assert lifecycle is not None and lifecycle.introduced == Version(1, 0)

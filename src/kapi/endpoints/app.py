@@ -277,7 +277,11 @@ class APIServerApp:
             raise _NOT_FOUND
         if info.namespace and not resource.namespaced and info.resource != "namespaces":
             raise _NOT_FOUND
-        verbs = scale.VERBS if info.subresource == "scale" else handlers.VERBS
+        verbs: Mapping[str, Callable[..., Awaitable[Any]]] = handlers.VERBS
+        if info.subresource in resource.creators:
+            verbs = handlers.CREATOR_VERBS
+        elif info.subresource == "scale":
+            verbs = scale.VERBS
         handler = verbs.get(info.verb)
         if handler is None or not _route_allows(resource, info, request.method):
             raise _METHOD_NOT_ALLOWED
@@ -297,6 +301,7 @@ class APIServerApp:
             output=output,
             bookmark_interval=config.bookmark_interval,
             stopping=config.stopping,
+            store_for=config.store_for,
         )
         return await handler(scope, request)
 
@@ -403,6 +408,8 @@ def _route_allows(resource: Resource, info: RequestInfo, method: str) -> bool:
     """
     if info.verb == "watch" and method not in ("GET", "HEAD"):
         return False  # a /watch/ path is routed for GET only
+    if info.subresource in resource.creators:
+        return info.verb == "create"  # upstream routes only POST to a NamedCreater
     if info.subresource:
         return info.verb in ("get", "update", "patch")
     if info.name:

@@ -72,6 +72,7 @@ _SUBRESOURCE_VERBS = {
     "status": ("get", "patch", "update"),
     "scale": ("get", "patch", "update"),
     "finalize": ("update",),
+    "ephemeralcontainers": ("get", "patch", "update"),
 }
 
 
@@ -175,15 +176,33 @@ def _discovered(resource: Resource, version: str) -> DiscoveredResource:
     served = resource.subresources_of(version)
     # The installer registers paths sorted; the CRD discovery controller appends status, scale.
     names = [s for s in ("status", "scale") if s in served] if custom else sorted(served)
-    subresources = tuple(_subresource(resource.kind, sub, response_kind) for sub in names)
+    subresources = tuple(
+        _creator_subresource(sub, creator.kind)
+        if (creator := resource.creators.get(sub)) is not None
+        else _subresource(resource.kind, sub, response_kind, _scale_kind(resource, version))
+        for sub in names
+    )
     return DiscoveredResource(
         resource, resource_verbs(resource), response_kind, subresources, custom
     )
 
 
-def _subresource(kind: str, name: str, own: Kind) -> DiscoveredSubresource:
+def _creator_subresource(name: str, kind: tuple[str, str, str]) -> DiscoveredSubresource:
+    """A subresource taking POSTs of its own kind: ``create`` only, that kind in both places."""
+    own = Kind(*kind)
+    return DiscoveredSubresource(name, ("create",), own, own)
+
+
+def _scale_kind(resource: Resource, version: str) -> Kind:
+    """The Scale a version's ``/scale`` answers: ``autoscaling/v1`` but in deprecated
+    apps and extensions versions, which answer their own group's."""
+    api_version = resource.scale.scale_api_version(version) if resource.scale else "autoscaling/v1"
+    group, _, scale_version = api_version.rpartition("/")
+    return Kind(group, scale_version, "Scale")
+
+
+def _subresource(kind: str, name: str, own: Kind, scale: Kind) -> DiscoveredSubresource:
     if name == "scale":
-        scale = Kind("autoscaling", "v1", "Scale")
         return DiscoveredSubresource(name, _SUBRESOURCE_VERBS[name], scale, scale)
     verbs = _SUBRESOURCE_VERBS.get(name, ("get",))
     return DiscoveredSubresource(name, verbs, Kind("", "", kind), own)

@@ -81,6 +81,8 @@ class RequestScope:
     bookmark_interval: float
     #: Set when the server starts shutting down: open watches end then.
     stopping: asyncio.Event
+    #: The store of any resource and version (subresources that write other kinds use it).
+    store_for: Callable[[Resource, str], Store] | None = None
 
     @property
     def api_version(self) -> str:
@@ -1020,6 +1022,73 @@ def _unsupported_policy(policy: Any) -> field_errors.FieldError:
         Path("propagationPolicy"), policy, ["Foreground", "Background", "Orphan", "nil"]
     )
 
+
+async def create_subresource(scope: RequestScope, request: Request) -> Response:
+    """POST to a subresource that takes its own kind (``pods/binding``, ``pods/eviction``).
+
+    The body is decoded by the declaration the creator names for its
+    apiVersion and kind (unknown fields dropped), then handed over with a way
+    to reach other resources' stores.  The answer is the creator's object; a
+    ``Status`` goes out with its own ``code`` (201 when it has none), as
+    upstream's create handler writes it.
+    """
+    creator = scope.resource.creators[scope.subresource]
+    dry_run, _ = write_options(request.query, "CreateOptions")
+    group, version, kind = creator.kind
+    default = GroupVersion(group, version).api_version if group or version else scope.api_version
+    body_kind = (default, kind or scope.resource.kind)
+    allowed = serializer.BODY_TYPES if protobuf.supports(*body_kind) else serializer.TEXT_BODY_TYPES
+    media = body_media_type(request.headers.get("content-type"), allowed)
+    body = await request.body()
+    try:
+        raw = serializer.decode(body, media, find_duplicates=False, default_kind=body_kind).obj
+    except serializer.SyntaxDecodeError as exc:
+        raise errors.bad_request(str(exc)) from None
+    if not isinstance(raw, dict):
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {body_kind[1]}): "
+            f"couldn't get version/kind; json parse error: json: cannot unmarshal "
+            f"{go_json_kind(raw)} into Go value of type struct"
+        )
+    api_version = raw.get("apiVersion") or body_kind[0]
+    raw_kind = raw.get("kind") or body_kind[1]
+    schema = creator.body_schema(str(api_version), str(raw_kind))
+    if schema is None:
+        gv = GroupVersion.parse(str(api_version))
+        raise errors.bad_request(
+            f'{raw_kind} in version "{gv.version}" cannot be handled as a {body_kind[1]}: no '
+            f'kind "{raw_kind}" is registered for version "{api_version}" in scheme '
+            '"pkg/api/legacyscheme/scheme.go:30"'
+        )
+    try:
+        prune(raw, schema)
+    except DecodeTypeError as exc:
+        raise errors.bad_request(
+            f'{raw_kind} in version "{GroupVersion.parse(str(api_version)).version}" cannot be '
+            f"handled as a {body_kind[1]}: {exc}"
+        ) from None
+    raw["apiVersion"], raw["kind"] = api_version, raw_kind
+    store_for, scheme = scope.store_for, scope.scheme
+
+    def stores(other_group: str, plural: str) -> Store:
+        if other_group == scope.resource.group and plural == scope.resource.plural:
+            return scope.store
+        found = next(
+            (r for r in scheme.resources() if (r.group, r.plural) == (other_group, plural)), None
+        )
+        if found is None or store_for is None:
+            raise errors.internal_error(LookupError(f"no store for {plural}.{other_group}"))
+        return store_for(found, found.hub_version)
+
+    result = await creator.create(stores, scope.namespace, scope.name, raw, dry_run=dry_run)
+    code = 201
+    if result.get("kind") == "Status":
+        code = result.setdefault("code", 201) or 201
+    return encode(code, result, scope.output)
+
+
+#: A subresource that only takes POSTs of its own kind.
+CREATOR_VERBS = {"create": create_subresource}
 
 VERBS = {
     "get": get,

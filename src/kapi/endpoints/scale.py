@@ -1,8 +1,13 @@
-"""The ``/scale`` subresource of custom resources: an ``autoscaling/v1`` ``Scale`` view.
+"""The ``/scale`` subresource: an ``autoscaling/v1`` ``Scale`` view of an object.
 
-Reads project the object's replica paths into a Scale; writes (PUT, a
-JSON/merge patch of the Scale, or a server-side apply of one) set
-``specReplicasPath`` on the object and store it through the main resource's
+Custom resources name their replica paths in the CRD (on their strategy);
+built-in kinds declare theirs on the :class:`~kapi.runtime.scheme.Resource`
+(:class:`~kapi.runtime.scale.BuiltinScale`), whose deprecated versions answer
+their own group's ``Scale`` (``apps/v1beta1``, ``apps/v1beta2``,
+``extensions/v1beta1``: the selector also as a label map, and as
+``targetSelector``).  Reads project the object's replica paths into a Scale;
+writes (PUT, a JSON/merge patch of the Scale, or a server-side apply of one)
+set the spec replicas on the object and store it through the main resource's
 strategy, as upstream's scale REST does.
 
 Field ownership of a write is worked out on the Scale, by a field manager of
@@ -43,10 +48,17 @@ from kapi.registry.fieldmanager.schema import declared_atom
 from kapi.registry.fieldmanager.updater import Converter
 from kapi.runtime import patch, serializer
 from kapi.runtime.objects import meta
+from kapi.runtime.scale import AUTOSCALING_V1, BuiltinScale
 from kapi.runtime.scheme import GroupVersion
 from kapi.runtime.strategy import ScaleSubresource
 
 _PATCH_TYPES = (serializer.JSON_PATCH, serializer.MERGE_PATCH, serializer.APPLY_PATCH)
+_BUILTIN_PATCH_TYPES = (
+    serializer.JSON_PATCH,
+    serializer.MERGE_PATCH,
+    serializer.STRATEGIC_MERGE_PATCH,
+    serializer.APPLY_PATCH,
+)
 #: What a write makes of the live Scale (which carries its managedFields): the new Scale
 #: with its managedFields.
 ScaleWrite = Callable[[Object], Awaitable[Object]]
@@ -63,9 +75,30 @@ SCALE_FIELD_MANAGER = FieldManager(
 
 
 def _spec(scope: RequestScope) -> ScaleSubresource:
-    spec = scope.store.strategy.scale
+    spec = scope.store.strategy.scale or scope.resource.scale
     assert spec is not None
     return spec
+
+
+def versioned_scale(scale: Object, spec: ScaleSubresource, obj: Object, version: str) -> Object:
+    """``scale`` (an ``autoscaling/v1`` Scale of ``obj``) as the request version answers it.
+
+    A deprecated apps or extensions version answers its own group's Scale, whose
+    status has the selector string as ``targetSelector`` and, when it matches
+    labels only, those labels as ``selector`` (upstream's conversion).
+    """
+    if not isinstance(spec, BuiltinScale):
+        return scale
+    api_version = spec.scale_api_version(version)
+    if api_version == AUTOSCALING_V1:
+        return scale
+    status: Object = {"replicas": scale["status"]["replicas"]}
+    labels = spec.selector_labels(obj)
+    if labels:
+        status["selector"] = labels
+    if "selector" in scale["status"]:
+        status["targetSelector"] = scale["status"]["selector"]
+    return {**scale, "apiVersion": api_version, "status": status}
 
 
 def to_scale(obj: Object, spec: ScaleSubresource) -> Object:
@@ -92,7 +125,8 @@ def to_scale(obj: Object, spec: ScaleSubresource) -> Object:
 
 async def get(scope: RequestScope, request: Request) -> Response:
     obj = await scope.store.get(scope.namespace, scope.name)
-    return encode(200, to_scale(obj, _spec(scope)), scope.output)
+    spec = _spec(scope)
+    return encode(200, versioned_scale(to_scale(obj, spec), spec, obj, scope.version), scope.output)
 
 
 async def update(scope: RequestScope, request: Request) -> Response:
@@ -107,9 +141,11 @@ async def update(scope: RequestScope, request: Request) -> Response:
 
 
 async def patch_(scope: RequestScope, request: Request) -> Response:
-    media = patch_media_type(request.headers.get("content-type"), _PATCH_TYPES)
-    if media not in _PATCH_TYPES:
-        raise errors.unsupported_media_type(_PATCH_TYPES)
+    # A built-in kind's Scale is a typed object upstream, so it takes strategic merge
+    # patches too (a custom resource's is unstructured: it does not).
+    builtin = isinstance(_spec(scope), BuiltinScale)
+    allowed = _BUILTIN_PATCH_TYPES if builtin else _PATCH_TYPES
+    media = patch_media_type(request.headers.get("content-type"), allowed)
     dry_run, _ = write_options(request.query, "PatchOptions", media)
     if media == serializer.APPLY_PATCH:
         apply = _server_side_apply(scope, request, await request.body())
@@ -119,6 +155,11 @@ async def patch_(scope: RequestScope, request: Request) -> Response:
     def patched(live: Object) -> Any:
         if media == serializer.JSON_PATCH:
             return apply_json_patch(live, document)
+        if media == serializer.STRATEGIC_MERGE_PATCH:
+            try:
+                return patch.strategic_merge_patch(live, document, Scale)
+            except patch.StrategicMergePatchError as exc:
+                raise errors.bad_request(str(exc)) from None
         return patch.merge_patch(live, document)
 
     return await _write(scope, _recording_update(scope, request, patched), dry_run)
@@ -188,7 +229,8 @@ async def _write(scope: RequestScope, write: ScaleWrite, dry_run: bool) -> Respo
         return obj
 
     updated = await scope.store.update(scope.namespace, scope.name, set_replicas, dry_run=dry_run)
-    return encode(200, to_scale(updated, spec), scope.output)
+    scale = versioned_scale(to_scale(updated, spec), spec, updated, scope.version)
+    return encode(200, scale, scope.output)
 
 
 def _replicas_paths(scope: RequestScope, spec: ScaleSubresource) -> ResourcePathMappings:

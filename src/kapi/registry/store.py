@@ -592,7 +592,8 @@ class Store:
             generation = old_meta.get("generation", 1)
             metadata["generation"] = (
                 generation + 1
-                if not subresource and self.strategy.spec_changed(new, old)
+                if (not subresource or subresource in self.strategy.spec_subresources)
+                and self.strategy.spec_changed(new, old)
                 else generation
             )
         else:

@@ -31,8 +31,12 @@ class Strategy:
     #: Whether the kind has a ``/status`` subresource: the main resource then
     #: ignores status changes and ``/status`` ignores everything else.
     has_status: bool = False
-    #: Subresources that update one field of the object, and that field's path.
+    #: Subresources that update one field of the object, and that field's path (empty:
+    #: the server itself writes the whole object, as upstream's binding does).
     subresource_fields: dict[str, tuple[str, ...]] = {"status": ("status",)}
+    #: Subresources whose writes change the spec, and so the generation, as the main
+    #: resource's do (pods/ephemeralcontainers); other subresource writes keep it.
+    spec_subresources: frozenset[str] = frozenset()
     #: PUT without ``metadata.resourceVersion`` is an unconditional update.
     allow_unconditional_update: bool = True
     #: PUT of a missing object creates it.
@@ -108,6 +112,10 @@ class SubresourceStrategy:
         self.path = path
 
     def prepare_for_update(self, new: Object, old: Object) -> None:
+        if not self.path:
+            # The whole object, as its caller built it from the stored one: a write
+            # straight to storage, past the kind's strategy (upstream's pods/binding).
+            return
         value = _get_path(new, self.path)
         metadata = new.get("metadata", {})
         managed = metadata.get("managedFields")

@@ -17,8 +17,9 @@ from typing import Any, NamedTuple, Protocol
 from kapi.apimachinery.unstructured import Object
 from kapi.runtime.columns import Column
 from kapi.runtime.cooperative import CHUNK, pause
+from kapi.runtime.scale import BuiltinScale
 from kapi.runtime.schema import Struct
-from kapi.runtime.strategy import ResourceStrategy
+from kapi.runtime.strategy import ResourceStrategy, SubresourceCreator
 from kapi.version import Version
 
 Converter = Callable[[Object], Object]
@@ -173,6 +174,9 @@ class Resource:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
+    #: Subresources that take a POST of another kind (``pods/binding``), by name; each
+    #: is listed in ``subresources`` too.
+    creators: Mapping[str, SubresourceCreator] = field(default_factory=dict)
     #: Field labels usable in field selectors besides metadata.name/namespace.
     field_labels: tuple[str, ...] = ()
     #: Field labels that stand for another label of the hub (upstream's field label
@@ -194,6 +198,9 @@ class Resource:
     #: The ``apiVersion`` of hub objects; another group's when this resource shares that
     #: group's storage (events.k8s.io Events are core/v1 Events, as upstream cohabits them).
     hub_api_version: str = ""
+    #: A built-in kind's ``/scale`` (custom resources declare theirs on their strategy);
+    #: the versions listing ``scale`` in their subresources serve it.
+    scale: BuiltinScale | None = None
 
     def __post_init__(self) -> None:
         self.list_kind = self.list_kind or self.kind + "List"

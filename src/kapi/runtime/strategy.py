@@ -10,10 +10,12 @@ defaults, and every kind's strategy derives from that.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from kapi.apimachinery.field_errors import FieldError
 from kapi.apimachinery.unstructured import Object
+from kapi.runtime.schema import Struct
 
 
 class ScaleSubresource(Protocol):
@@ -43,6 +45,7 @@ class ResourceStrategy(Protocol):
     has_generation: bool
     has_status: bool
     subresource_fields: dict[str, tuple[str, ...]]
+    spec_subresources: frozenset[str]
     allow_unconditional_update: bool
     allow_create_on_update: bool
     expires_after_event_ttl: bool
@@ -73,3 +76,30 @@ class ResourceStrategy(Protocol):
     def warnings_on_update(self, new: Object, old: Object) -> list[str]: ...
 
     def canonicalize(self, obj: Object) -> None: ...
+
+
+#: A store of another resource, looked up by group and plural (the registry's ``Store``).
+StoreLookup = Callable[[str, str], Any]
+
+
+class SubresourceCreator(Protocol):
+    """A subresource that only takes a POST of its own kind (upstream's ``rest.NamedCreater``
+    storage behind ``pods/binding`` and ``pods/eviction``).
+
+    ``kind`` is what discovery names: ``(group, version, kind)``, empty group
+    and version meaning the resource's own.
+    """
+
+    @property
+    def kind(self) -> tuple[str, str, str]: ...
+
+    def body_schema(self, api_version: str, kind: str) -> Struct | None:
+        """The declaration a body of ``api_version``/``kind`` is decoded by; None: not accepted."""
+        ...
+
+    async def create(
+        self, stores: StoreLookup, namespace: str | None, name: str, body: Object, *, dry_run: bool
+    ) -> Object:
+        """Carry out the POST of ``body`` to object ``name``; the answer, a ``Status`` when
+        upstream answers one."""
+        ...

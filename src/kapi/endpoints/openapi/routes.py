@@ -25,6 +25,7 @@ from kapi.endpoints.openapi.meta import (
     WatchEvent,
 )
 from kapi.runtime import serializer
+from kapi.runtime.schema import Struct
 from kapi.runtime.scheme import GroupVersion, Resource
 
 QUERY, PATH, BODY = "query", "path", "body"
@@ -411,6 +412,16 @@ def resource_routes(resource: Resource, version: str, definition: str, custom: b
     return builder.routes
 
 
+def scale_struct(resource: Resource, version: str) -> Struct:
+    """The Scale a built-in version's ``/scale`` answers (``autoscaling/v1`` unless declared)."""
+    own = resource.scale.scale_schema(version) if resource.scale else None
+    return own or Scale
+
+
+def scale_definition(resource: Resource, version: str) -> str:
+    return scale_struct(resource, version).name
+
+
 def _builtin_routes(b: _Builder, root: str, scope: str) -> None:
     """kube-apiserver's installer: every verb, subresources, and the deprecated watch paths."""
     plural, kind = b.resource.plural, b.kind
@@ -430,12 +441,15 @@ def _builtin_routes(b: _Builder, root: str, scope: str) -> None:
     b.delete(item)
     b.patch(item, "", b.definition)
     for sub in sorted(b.resource.subresources_of(b.version)):
+        if sub in b.resource.creators:
+            continue  # POST-only subresources of another kind are not described
         if sub == "finalize":
             b.replace(f"{item}/{sub}", sub, b.definition)
             continue
-        b.read(f"{item}/{sub}", sub, b.definition, ())
-        b.replace(f"{item}/{sub}", sub, b.definition)
-        b.patch(f"{item}/{sub}", sub, b.definition)
+        definition = scale_definition(b.resource, b.version) if sub == "scale" else b.definition
+        b.read(f"{item}/{sub}", sub, definition, ())
+        b.replace(f"{item}/{sub}", sub, definition)
+        b.patch(f"{item}/{sub}", sub, definition)
     watch_list = (
         f"watch individual changes to a list of {kind}. deprecated: use the 'watch' "
         "parameter with a list operation instead."

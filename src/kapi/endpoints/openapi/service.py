@@ -37,6 +37,7 @@ from kapi.endpoints.openapi.routes import (
     own_params,
     path_items,
     resource_routes,
+    scale_struct,
 )
 from kapi.endpoints.openapi.specs import GroupVersionSpec, Specs
 from kapi.endpoints.scheme_cache import SchemeCache
@@ -164,6 +165,8 @@ class OpenAPIService:
             rv = resource.versions[version]
             if rv.schema is not None:
                 roots += [rv.schema, list_struct(rv.schema)]
+                if "scale" in resource.subresources_of(version):
+                    roots.append(scale_struct(resource, version))
                 name = rv.schema.name
             else:
                 name = _custom_definition_name(resource, version)
