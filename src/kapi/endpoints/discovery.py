@@ -72,6 +72,7 @@ _SUBRESOURCE_VERBS = {
     "status": ("get", "patch", "update"),
     "scale": ("get", "patch", "update"),
     "finalize": ("update",),
+    "token": ("create",),
 }
 
 
@@ -185,6 +186,9 @@ def _subresource(kind: str, name: str, own: Kind) -> DiscoveredSubresource:
     if name == "scale":
         scale = Kind("autoscaling", "v1", "Scale")
         return DiscoveredSubresource(name, _SUBRESOURCE_VERBS[name], scale, scale)
+    if name == "token":
+        request = Kind("authentication.k8s.io", "v1", "TokenRequest")
+        return DiscoveredSubresource(name, _SUBRESOURCE_VERBS[name], request, request)
     verbs = _SUBRESOURCE_VERBS.get(name, ("get",))
     return DiscoveredSubresource(name, verbs, Kind("", "", kind), own)
 

@@ -433,6 +433,8 @@ def _builtin_routes(b: _Builder, root: str, scope: str) -> None:
         if sub == "finalize":
             b.replace(f"{item}/{sub}", sub, b.definition)
             continue
+        if sub == "token":  # a create of another kind (TokenRequest): no read/replace/patch
+            continue
         b.read(f"{item}/{sub}", sub, b.definition, ())
         b.replace(f"{item}/{sub}", sub, b.definition)
         b.patch(f"{item}/{sub}", sub, b.definition)
