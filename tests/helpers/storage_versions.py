@@ -22,6 +22,8 @@ BUILTINS = {
     "core.events",
     "core.namespaces",
     "core.secrets",
+    "core.serviceaccounts",
+    "core.services",
     "admissionregistration.k8s.io.mutatingwebhookconfigurations",
     "admissionregistration.k8s.io.validatingwebhookconfigurations",
     "apiextensions.k8s.io.customresourcedefinitions",
