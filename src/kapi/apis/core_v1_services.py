@@ -410,7 +410,9 @@ def validate_service(obj: Object, network: ServiceNetwork) -> list[FieldError]:
     internal = spec.get("internalTrafficPolicy")
     if kind != EXTERNAL_NAME:
         if internal is None:
-            errs.append(required(path.child("internalTrafficPolicy")))
+            # Required only of the types defaulting sets it on (stored objects of others stay).
+            if kind in (CLUSTER_IP, NODE_PORT, LOAD_BALANCER):
+                errs.append(required(path.child("internalTrafficPolicy")))
         elif internal not in TRAFFIC_POLICIES:
             errs.append(
                 not_supported(path.child("internalTrafficPolicy"), internal, TRAFFIC_POLICIES)
