@@ -17,7 +17,8 @@ from __future__ import annotations
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
 from kapi.apis.core_v1_endpoints import ObjectReference
-from kapi.apis.core_v1_podtemplate import PodTemplateSpec
+from kapi.apis.generated import batch_v1beta1  # noqa: F401 -- registers CronJob for protobuf
+from kapi.apis.generated.core_v1 import PodTemplateSpec
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
 from kapi.runtime.meta import ObjectMeta, kind_struct
