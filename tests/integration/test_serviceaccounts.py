@@ -90,13 +90,8 @@ def test_kubectl_create_token(
     version: str,
 ) -> None:
     kubectl = make_kubectl(server, tmp_path, version)
-    if version == "1.31":
-        assert kubectl.ok("create", "serviceaccount", "bot", "-n", ns).stdout == (
-            "serviceaccount/bot created\n"
-        )
-    else:  # 1.32+ send a ServiceAccount as protobuf
-        body = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "bot"}}
-        assert client.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json=body).is_success
+    created = kubectl.ok("create", "serviceaccount", "bot", "-n", ns)  # protobuf from 1.32
+    assert created.stdout == "serviceaccount/bot created\n"
     lines = kubectl.ok("get", "sa", "-n", ns).out_lines
     assert lines[0].split() == ["NAME", "SECRETS", "AGE"]
     assert lines[1].split()[:2] == ["bot", "0"]

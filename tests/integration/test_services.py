@@ -16,10 +16,11 @@ from tests.helpers.kubectl import Kubectl, make_kubectl
 from tests.helpers.objects import unique
 from tests.helpers.wait import eventually
 
-RANGE = "10.96.0.0/28"
+#: Dynamic IPs come from .17-.30 first (KEP-3070), so requests below .17 never meet them.
+RANGE = "10.96.0.0/27"
 NODE_PORTS = "30100-30109"
-#: A kubectl that sends JSON bodies (1.32+ send built-in kinds as protobuf).
-JSON_KUBECTL = "1.31"
+#: kubectl 1.32+ send built-in kinds as protobuf bodies.
+KUBECTL = "1.33"
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def ns(client: httpx.Client) -> str:
 
 @pytest.fixture
 def kubectl(server: KapiServer, tmp_path: Path) -> Kubectl:
-    return make_kubectl(server, tmp_path, JSON_KUBECTL)
+    return make_kubectl(server, tmp_path, KUBECTL)
 
 
 def services(ns: str, name: str = "") -> str:
@@ -128,7 +129,7 @@ def test_a_requested_ip_is_honoured_once(kubectl: Kubectl, client: httpx.Client,
     assert outside.stderr == (
         'error: failed to create ClusterIP service: Service "c" is invalid: spec.clusterIPs: '
         'Invalid value: []string{"10.1.2.3"}: failed to allocate IP 10.1.2.3: the provided IP '
-        "(10.1.2.3) is not in the valid range. The range of valid IPs is 10.96.0.0/28\n"
+        "(10.1.2.3) is not in the valid range. The range of valid IPs is 10.96.0.0/27\n"
     )
     assert listed(client, ns) == ["a"]
     headless = client.post(services(ns), json=service("h", clusterIP="None"))

@@ -36,12 +36,9 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from kapi.apimachinery import errors
 from kapi.apimachinery.field_errors import FieldError, Path, invalid
 from kapi.apimachinery.unstructured import Object
-from kapi.apis.core_v1_endpoints import ObjectReference
+from kapi.apis.generated import authentication_v1, core_v1
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
-from kapi.runtime import protobuf_messages as pb
-from kapi.runtime.meta import kind_struct
-from kapi.runtime.schema import BOOLEAN, INT64, STRING, Field, List, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.storage.interface import KeyExistsError, Storage
 from kapi.version import Version
@@ -58,107 +55,10 @@ TOKEN_REQUEST_API_VERSION = "authentication.k8s.io/v1"
 
 # --- schema ---------------------------------------------------------------------------------
 
-_LocalObjectReference = Struct(
-    "io.k8s.api.core.v1.LocalObjectReference",
-    (Field("name", STRING, "The name of the referent."),),
-    "A reference to an object in the same namespace.",
-    map_type="atomic",
-)
-
-ServiceAccountSchema = kind_struct(
-    "io.k8s.api.core.v1.ServiceAccount",
-    (("", "v1", "ServiceAccount"),),
-    (
-        Field(
-            "automountServiceAccountToken",
-            BOOLEAN,
-            "Whether pods running as this account get an API token mounted.",
-        ),
-        Field(
-            "imagePullSecrets",
-            List(_LocalObjectReference, list_type="atomic"),
-            "Secrets in the same namespace used to pull the images of pods of this account.",
-        ),
-        Field(
-            "secrets",
-            List(ObjectReference, patch_strategy="merge", patch_merge_key="name"),
-            "Secrets in the same namespace that pods of this account may use.",
-        ),
-    ),
-    "An identity for the processes running in pods.",
-)
-
-_BoundObjectReference = Struct(
-    "io.k8s.api.authentication.v1.BoundObjectReference",
-    (
-        Field("apiVersion", STRING, "API version of the referent."),
-        Field("kind", STRING, "Kind of the referent: Pod, Secret or Node."),
-        Field("name", STRING, "Name of the referent."),
-        Field("uid", STRING, "UID of the referent."),
-    ),
-    "The object a token is bound to: the token stops being valid when it is deleted.",
-)
-
-TokenRequestSchema = kind_struct(
-    "io.k8s.api.authentication.v1.TokenRequest",
-    (("authentication.k8s.io", "v1", "TokenRequest"),),
-    (
-        Field(
-            "spec",
-            Struct(
-                "io.k8s.api.authentication.v1.TokenRequestSpec",
-                (
-                    Field("audiences", List(STRING), "Who the token is meant for.", required=True),
-                    Field("boundObjectRef", _BoundObjectReference, "What the token is bound to."),
-                    Field("expirationSeconds", INT64, "How long the token is valid for."),
-                ),
-                "What token is asked for.",
-            ),
-            "What token is asked for.",
-            required=True,
-        ),
-        Field(
-            "status",
-            Struct(
-                "io.k8s.api.authentication.v1.TokenRequestStatus",
-                (
-                    Field("expirationTimestamp", Time(), "When the token expires.", required=True),
-                    Field("token", STRING, "The token.", required=True),
-                ),
-                "The token issued.",
-            ),
-            "The token issued.",
-        ),
-    ),
-    "A request for a token of a service account.",
-)
-
-_pb = "k8s.io.api.authentication.v1."
-BOUND_OBJECT_REFERENCE = pb.message(
-    _pb + "BoundObjectReference",
-    pb.omitempty(1, "kind", pb.STRING),
-    pb.omitempty(2, "apiVersion", pb.STRING),
-    pb.omitempty(3, "name", pb.STRING),
-    pb.omitempty(4, "uid", pb.STRING),
-)
-TOKEN_REQUEST_SPEC = pb.message(
-    _pb + "TokenRequestSpec",
-    pb.repeated(1, "audiences", pb.STRING),
-    pb.pointer(3, "boundObjectRef", BOUND_OBJECT_REFERENCE),
-    pb.pointer(4, "expirationSeconds", pb.INT64),
-)
-TOKEN_REQUEST_STATUS = pb.message(
-    _pb + "TokenRequestStatus",
-    pb.required(1, "token", pb.STRING),
-    pb.required(2, "expirationTimestamp", pb.TIME),
-)
-TOKEN_REQUEST = pb.message(
-    _pb + "TokenRequest",
-    pb.omitempty(1, "metadata", pb.OBJECT_META),
-    pb.required(2, "spec", TOKEN_REQUEST_SPEC),
-    pb.omitempty(3, "status", TOKEN_REQUEST_STATUS),
-)
-pb.KINDS[TOKEN_REQUEST_API_VERSION, "TokenRequest"] = TOKEN_REQUEST
+#: Generated from upstream's definitions (tools/apigen): the ServiceAccount kind (registered
+#: for protobuf on import) and the TokenRequest its ``token`` subresource takes and answers.
+ServiceAccountSchema = core_v1.ServiceAccount
+TokenRequestSchema = authentication_v1.TokenRequest
 
 
 # --- the resource ---------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from kapi.apimachinery.field_errors import (
 )
 from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.unstructured import Object
+from kapi.apis.generated import core_v1
 from kapi.registry.allocator import (
     IP_ALLOCATED,
     NODE_PORTS_PREFIX,
@@ -46,8 +47,6 @@ from kapi.registry.allocator import (
 from kapi.registry.store import Finish
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
-from kapi.runtime.meta import kind_struct
-from kapi.runtime.schema import INT32, STRING, Field, IntOrString, List, Struct
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.storage.interface import Storage
 from kapi.version import Version
@@ -694,56 +693,10 @@ class ServiceAllocator:
                     await take(requested, i)
 
 
-# --- schema (provisional until the generated core/v1 declarations land) -----------------------
+# --- schema ---------------------------------------------------------------------------------
 
-_ServicePortProvisional = Struct(
-    "io.k8s.api.core.v1.ServicePort",
-    (
-        Field("name", STRING, "The port's name, unique within the Service."),
-        Field("nodePort", INT32, "The port on every node, for NodePort and LoadBalancer."),
-        Field("port", INT32, "The port the Service exposes.", required=True),
-        Field("protocol", STRING, "TCP (default), UDP or SCTP."),
-        Field("targetPort", IntOrString(), "The pods' port, by number or name."),
-    ),
-    "One port a Service exposes.",
-    preserve_unknown_fields=True,
-)
-
-_ServiceSpecProvisional = Struct(
-    "io.k8s.api.core.v1.ServiceSpec",
-    (
-        Field(
-            "ports",
-            List(
-                _ServicePortProvisional,
-                list_type="map",
-                map_keys=("port", "protocol"),
-                patch_strategy="merge",
-                patch_merge_key="port",
-            ),
-            "The ports the Service exposes.",
-        ),
-    ),
-    "What a Service exposes and how.",
-    preserve_unknown_fields=True,
-)
-
-_ServiceStatusProvisional = Struct(
-    "io.k8s.api.core.v1.ServiceStatus",
-    (),
-    "What is known of a Service's load balancer.",
-    preserve_unknown_fields=True,
-)
-
-ServiceSchema = kind_struct(
-    "io.k8s.api.core.v1.Service",
-    (("", "v1", "Service"),),
-    (
-        Field("spec", _ServiceSpecProvisional, "What the Service exposes."),
-        Field("status", _ServiceStatusProvisional, "The Service's load balancer, if any."),
-    ),
-    "A named, stable address for a set of pods.",
-)
+#: Generated from upstream's definitions (tools/apigen); registered for protobuf on import.
+ServiceSchema = core_v1.Service
 
 
 # --- table (upstream's ``printService``) -------------------------------------------------------
