@@ -257,3 +257,16 @@ def test_a_restart_keeps_allocations_and_the_kubernetes_service(tmp_path: Path) 
             assert "provided IP is already allocated" in taken.json()["message"]
     finally:
         second.stop()
+
+
+def test_changing_the_type_drops_and_frees_its_node_ports(
+    kubectl: Kubectl, client: httpx.Client, ns: str
+) -> None:
+    kubectl.ok("create", "service", "nodeport", "flip", "--tcp=80:8080", "-n", ns)
+    port = client.get(services(ns, "flip")).json()["spec"]["ports"][0]["nodePort"]
+    kubectl.ok("patch", "service", "flip", "-n", ns, "-p", '{"spec":{"type":"ClusterIP"}}')
+    spec = client.get(services(ns, "flip")).json()["spec"]
+    assert "nodePort" not in spec["ports"][0] and "externalTrafficPolicy" not in spec
+    taker = service("taker", 80, type="NodePort")
+    taker["spec"]["ports"][0]["nodePort"] = port
+    assert client.post(services(ns), json=taker).status_code == 201

@@ -259,14 +259,31 @@ def test_node_ports_allocate_share_and_release(tmp_path: Path) -> None:
         assert sorted(int(r.value) for r in await alloc.ports.all()) == sorted(set(node_ports))
 
         async def to_cluster_ip(current: Object) -> Object:
-            current["spec"]["type"] = "ClusterIP"
-            current["spec"].pop("externalTrafficPolicy")
-            for port in current["spec"]["ports"]:
-                port.pop("nodePort")
+            current["spec"]["type"] = "ClusterIP"  # the node ports and policy go with it
             return current
 
-        await store.update("default", "dns", to_cluster_ip)
+        changed = await store.update("default", "dns", to_cluster_ip)
+        assert [p.get("nodePort") for p in changed["spec"]["ports"]] == [None] * 3
+        assert "externalTrafficPolicy" not in changed["spec"]
+        assert changed["spec"]["clusterIP"] == created["spec"]["clusterIP"]
         assert await alloc.ports.all() == []
+
+        async def to_external_name(current: Object) -> Object:
+            current["spec"].update(type="ExternalName", externalName="example.com")
+            return current
+
+        external = await store.update("default", "dns", to_external_name)
+        assert "clusterIP" not in external["spec"] and "ipFamilies" not in external["spec"]
+        assert await alloc.ips.all() == []
+
+        async def back_to_cluster_ip(current: Object) -> Object:
+            current["spec"]["type"] = "ClusterIP"
+            current["spec"]["internalTrafficPolicy"] = "Cluster"
+            current["spec"].pop("externalName")
+            return current
+
+        again = await store.update("default", "dns", back_to_cluster_ip)
+        assert [r.value for r in await alloc.ips.all()] == [again["spec"]["clusterIP"]]
         await store.delete("default", "dns")
         assert await alloc.ips.all() == []
 

@@ -224,6 +224,35 @@ def keep_allocated_values(new: Object, old: Object) -> None:
                     port["nodePort"] = kept
 
 
+def drop_type_dependent_fields(new: Object, old: Object) -> None:
+    """Upstream's ``dropTypeDependentFields``: a change of type clears what only the old
+    type used, when the client left it as it was (so a patch of ``type`` alone works)."""
+    spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
+
+    def unchanged(key: str) -> bool:
+        return spec.get(key) == old_spec.get(key)
+
+    kind, old_kind = spec.get("type"), old_spec.get("type")
+    if needs_cluster_ip(old_spec) and kind == EXTERNAL_NAME and unchanged("clusterIPs"):
+        for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+            spec.pop(key, None)
+    ports: list[Object] = spec.get("ports") or []
+    old_node_ports = [p.get("nodePort") for p in old_spec.get("ports") or ()]
+    same_node_ports = [p.get("nodePort") for p in ports] == old_node_ports
+    if allocates_node_ports(old_spec) and not allocates_node_ports(spec) and same_node_ports:
+        for port in ports:
+            port.pop("nodePort", None)
+    external_gone = externally_accessible(old_spec) and not externally_accessible(spec)
+    if external_gone and unchanged("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)
+    left_lb = old_kind == LOAD_BALANCER and kind != LOAD_BALANCER
+    if left_lb and unchanged("allocateLoadBalancerNodePorts"):
+        spec.pop("allocateLoadBalancerNodePorts", None)
+    became_name = kind == EXTERNAL_NAME and old_kind != EXTERNAL_NAME
+    if became_name and unchanged("internalTrafficPolicy"):
+        spec.pop("internalTrafficPolicy", None)
+
+
 def init_ip_families(spec: Object, network: ServiceNetwork) -> None:
     """Upstream's ``initIPFamilyFields`` for single-stack use: ExternalName Services have no
     families; others default to SingleStack and to the family of their IP (or the
@@ -476,6 +505,7 @@ class ServiceStrategy(Strategy):
     def prepare_for_update(self, new: Object, old: Object) -> None:
         super().prepare_for_update(new, old)
         keep_allocated_values(new, old)
+        drop_type_dependent_fields(new, old)
         normalize_cluster_ips(new, old)
         init_ip_families(new.setdefault("spec", {}), self.network)
 
