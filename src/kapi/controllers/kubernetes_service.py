@@ -205,7 +205,9 @@ class KubernetesServiceController:
                 await self.services.create(desired)
                 log.info("created the default kubernetes service")
             except errors.StatusError as create_error:
-                if create_error.code != 409:
+                # Another server starting at the same time may have won the create, or the
+                # reservation of its IP just before it: only a Service still missing is news.
+                if create_error.code != 409 and not await self._exists():
                     log.error("cannot create the kubernetes service: %s", create_error.message)
             return
         spec = current.get("spec") or {}
@@ -218,6 +220,13 @@ class KubernetesServiceController:
             return obj
 
         await self.services.update(NAMESPACE, NAME, fix)
+
+    async def _exists(self) -> bool:
+        try:
+            await self.services.get(NAMESPACE, NAME)
+        except errors.StatusError:
+            return False
+        return True
 
     async def _ensure(self, store: Store, desired: Object, refresh: bool) -> None:
         store.scheme.default(store.resource, desired, store.hub_version)
