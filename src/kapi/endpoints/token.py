@@ -54,11 +54,26 @@ class TokenSubresource:
         if (token_request.get("kind") or "TokenRequest") != "TokenRequest":
             named = f"{token_request.get('kind')} in {token_request.get('apiVersion')}"
             raise errors.bad_request(f"not a TokenRequest: {named}")
+        answer = await self.create_token(
+            scope.store.get, scope.namespace or "", scope.name, token_request, dry_run=dry_run
+        )
+        return encode(201, answer, scope.output)
+
+    async def create_token(
+        self,
+        get_service_account: Callable[[str, str], Awaitable[dict]],
+        namespace: str,
+        name: str,
+        token_request: dict,
+        *,
+        dry_run: bool = False,
+    ) -> dict:
+        """The answer to a decoded TokenRequest for ``namespace/name``, apart from HTTP
+        (the shape of a subresource creator's ``create``)."""
         token_request = deep_copy(token_request)
         token_request["apiVersion"] = TOKEN_REQUEST_API_VERSION
         token_request["kind"] = "TokenRequest"
         metadata = token_request.setdefault("metadata", {})
-        namespace, name = scope.namespace or "", scope.name
         if metadata.get("namespace") and metadata["namespace"] != namespace:
             raise errors.bad_request(
                 f'namespace mismatch, request namespace "{metadata["namespace"]}", '
@@ -73,13 +88,13 @@ class TokenSubresource:
         errs = validate_token_request(token_request)
         if errs:
             raise token_request_invalid(errs)
-        service_account = await scope.store.get(namespace, name)
+        service_account = await get_service_account(namespace, name)
         bound = await self._bound_object(token_request, namespace, name)
         if dry_run:
             token_request.setdefault("status", {})
         else:
             self.issuer.issue(token_request, service_account, bound)
-        return encode(201, token_request, scope.output)
+        return token_request
 
     async def _bound_object(
         self, token_request: dict, namespace: str, name: str
