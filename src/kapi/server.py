@@ -36,9 +36,24 @@ from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apiextensions.preflight import CRDPreflight
 from kapi.apis import builtin_resources
 from kapi.apis.apiextensions_v1 import GROUP as APIEXTENSIONS
+from kapi.apis.core_v1_serviceaccounts import (
+    DEFAULT_ISSUER,
+    TokenIssuer,
+    TokenSigner,
+    load_private_key,
+    shared_signing_key,
+)
+from kapi.apis.core_v1_services import (
+    DEFAULT_SERVICE_CLUSTER_IP_RANGE,
+    DEFAULT_SERVICE_NODE_PORT_RANGE,
+    ServiceAllocator,
+    ServiceNetwork,
+    ServiceStrategy,
+)
 from kapi.apis.rbac_validation import GROUP as RBAC
 from kapi.audit import Auditor
 from kapi.controllers.identity import IdentityLeaseController, IdentityLeaseGC, apiserver_id
+from kapi.controllers.kubernetes_service import KubernetesServiceController, advertise_address
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
 from kapi.controllers.rbac import (
     RBAC_BOOTSTRAP_HOOK,
@@ -56,6 +71,7 @@ from kapi.endpoints.protocol import (
     CoalescingHttpToolsProtocol,
     protocol_with_limits,
 )
+from kapi.endpoints.token import TokenSubresource
 from kapi.features import FeatureGate
 from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.informer import Informer
@@ -133,6 +149,20 @@ class ServerConfig:
     leader_elect_lease_duration: float = 15.0
     leader_elect_renew_deadline: float = 10.0
     leader_elect_retry_period: float = 2.0
+    #: Services' cluster IPs and node ports (``--service-cluster-ip-range``, one CIDR or
+    #: two of different families; ``--service-node-port-range``).
+    service_cluster_ip_range: str = DEFAULT_SERVICE_CLUSTER_IP_RANGE
+    service_node_port_range: str = DEFAULT_SERVICE_NODE_PORT_RANGE
+    #: The address the ``kubernetes`` Endpoints name (``--advertise-address``); empty:
+    #: the bind address if routable, else the default route's interface's.
+    advertise_address: str = ""
+    #: Service account tokens: ``iss`` (``--service-account-issuer``), the PEM private key
+    #: signing them (``--service-account-signing-key-file``; empty: one generated and
+    #: kept in storage, shared by every server on it), and the default audiences
+    #: (``--api-audiences``; empty: the issuer).
+    service_account_issuer: str = DEFAULT_ISSUER
+    service_account_signing_key_file: str = ""
+    api_audiences: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Gates take the stage and default of the emulated release, whatever built them.
@@ -147,6 +177,13 @@ class APIServer:
         for resource in builtin_resources(config.feature_gates):
             resource.storage_version = default_storage_version(resource, config.emulated_version)
             self.scheme.add(resource)
+        self.service_network = ServiceNetwork.parse(
+            config.service_cluster_ip_range, config.service_node_port_range
+        )
+        services = self.scheme.lookup("", "v1", "services")
+        if services is not None and isinstance(services.strategy, ServiceStrategy):
+            services.strategy.network = self.service_network
+        self.token_subresource: TokenSubresource | None = None
         for group, plural, version in config.storage_versions:
             for resource in self.scheme.resources():
                 if (resource.group, resource.plural) == (group, plural):
@@ -249,6 +286,7 @@ class APIServer:
             )
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")
+        await self._start_service_controllers()
         self._spawn(self.namespace_informer.run(self.store("", "namespaces")))
         crds = self.store(APIEXTENSIONS, "customresourcedefinitions")
         self._spawn(
@@ -343,6 +381,45 @@ class APIServer:
         done = functools.partial(self._post_start_done.add, RBAC_BOOTSTRAP_HOOK)
         self._spawn(bootstrap_policy(cluster_roles, bindings, done))
         self._spawn(ClusterRoleAggregationController(cluster_roles).run())
+
+    async def _start_service_controllers(self) -> None:
+        """Service allocation (hooks on the Service store), the ``kubernetes`` Service and
+        the repair loop; the signing key of service account tokens."""
+        assert self.storage is not None
+        config = self.config
+        allocator = ServiceAllocator(self.storage, self.service_network)
+        self.store("", "services").hooks = allocator
+        address = config.advertise_address or advertise_address(config.bind_address)
+        controller = KubernetesServiceController(
+            self.store("", "services"),
+            self.store("", "endpoints"),
+            self.store("discovery.k8s.io", "endpointslices"),
+            allocator,
+            self.service_network,
+            address,
+            config.port,
+        )
+        # The first pass before serving: the default Service exists once /readyz is ok.
+        try:
+            await controller.sync(refresh_endpoints=True)
+        except Exception:
+            log.exception("reconciling the kubernetes service failed")
+        self._spawn(controller.run())
+        if config.service_account_signing_key_file:
+            key = load_private_key(Path(config.service_account_signing_key_file).read_bytes())
+        else:
+            key = await shared_signing_key(self.storage)
+        issuer = TokenIssuer(TokenSigner(key, config.service_account_issuer), config.api_audiences)
+        self.token_subresource = TokenSubresource(issuer, self._get_core_object)
+
+    def _get_core_object(self, plural: str, namespace: str | None, name: str) -> Any:
+        """A read of a core object, for binding tokens; ``None`` when kapi does not serve it."""
+        store = self.stores.get(("", plural))
+        return store.get(namespace, name) if store is not None else None
+
+    async def _create_token(self, scope: Any, request: Any) -> Any:
+        assert self.token_subresource is not None
+        return await self.token_subresource.create(scope, request)
 
     def _start_identity_controllers(self) -> None:
         """Upstream's identity lease post-start hooks: the heartbeat, and collecting
@@ -448,6 +525,7 @@ class APIServer:
                 start=self.start,
                 stop=self.stop,
                 storage_versions=self.storage_version_gate,
+                subresource_creates={("", "serviceaccounts", "token"): self._create_token},
             )
         )
 

@@ -25,6 +25,8 @@ BUILTINS = {
     "core.podtemplates",
     "core.replicationcontrollers",
     "core.secrets",
+    "core.serviceaccounts",
+    "core.services",
     "admissionregistration.k8s.io.mutatingwebhookconfigurations",
     "admissionregistration.k8s.io.validatingwebhookconfigurations",
     "apiextensions.k8s.io.customresourcedefinitions",

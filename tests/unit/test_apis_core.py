@@ -59,6 +59,8 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "Namespace",
         "ConfigMap",
         "Secret",
+        "Service",
+        "ServiceAccount",
         "Endpoints",
         "Event",
         "CronJob",
@@ -88,8 +90,8 @@ def test_builtin_resources_declare_upstream_shape() -> None:
     assert (secret.plural, secret.short_names, secret.field_labels) == ("secrets", (), ("type",))
     assert ns.field_labels == ("status.phase",)
     for r in by_kind.values():
-        # Of these kinds CronJob, Pod and ReplicationController are in "all" upstream.
-        in_all = r.kind in ("CronJob", "Pod", "ReplicationController")
+        # Of these kinds CronJob, Pod, ReplicationController and Service are in "all" upstream.
+        in_all = r.kind in ("CronJob", "Pod", "ReplicationController", "Service")
         assert r.categories == (("all",) if in_all else ())
     for r in (ns, cm, secret):
         lifecycle = r.versions["v1"].lifecycle

@@ -150,6 +150,8 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "namespaces": "/registry/namespaces/",
         "configmaps": "/registry/configmaps/",
         "secrets": "/registry/secrets/",
+        "serviceaccounts": "/registry/serviceaccounts/",
+        "services": "/registry/services/specs/",
         "endpoints": "/registry/services/endpoints/",
         "events": "/registry/events/",
         "pods": "/registry/pods/",

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from kapi.apimachinery.gotext import parse_go_duration
 from kapi.apimachinery.validation import is_valid_label_value
+from kapi.apis.core_v1_serviceaccounts import load_private_key
+from kapi.apis.core_v1_services import ServiceNetwork
 from kapi.cli import commands, kubeconfig, workers
 from kapi.features import FeatureGate
 from kapi.server import ServerConfig, serve
@@ -132,6 +134,47 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         default=10,
         help="how often this server renews its identity lease (default 10; "
         "APIServerIdentity feature)",
+    )
+    p.add_argument(
+        "--service-cluster-ip-range",
+        default="10.0.0.0/24",
+        metavar="CIDR",
+        help="A CIDR notation IP range from which to assign service cluster IPs; two "
+        "comma-separated CIDRs of different families for dual stack (default 10.0.0.0/24)",
+    )
+    p.add_argument(
+        "--service-node-port-range",
+        default="30000-32767",
+        metavar="RANGE",
+        help="A port range to reserve for services with NodePort visibility, "
+        "e.g. '30000-32767' (inclusive; default 30000-32767)",
+    )
+    p.add_argument(
+        "--advertise-address",
+        default="",
+        metavar="IP",
+        help="The IP address the default kubernetes Endpoints and EndpointSlice name "
+        "(default: the bind address if routable, else the default route's interface's)",
+    )
+    p.add_argument(
+        "--service-account-issuer",
+        default="https://kubernetes.default.svc.cluster.local",
+        metavar="URL",
+        help="The iss claim of service account tokens "
+        "(default https://kubernetes.default.svc.cluster.local)",
+    )
+    p.add_argument(
+        "--service-account-signing-key-file",
+        default="",
+        metavar="FILE",
+        help="A PEM RSA or ECDSA P-256 private key signing service account tokens (default: "
+        "one generated and kept in storage, shared by every server on it)",
+    )
+    p.add_argument(
+        "--api-audiences",
+        default="",
+        metavar="LIST",
+        help="Comma-separated default audiences of service account tokens (default: the issuer)",
     )
     p.add_argument(
         "--event-ttl",
@@ -326,6 +369,15 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         storage_versions = _storage_versions(args.storage_versions, gates, emulated)
     except ValueError as exc:
         parser.error(f"--storage-versions: {exc}")
+    try:
+        ServiceNetwork.parse(args.service_cluster_ip_range, args.service_node_port_range)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.service_account_signing_key_file:
+        try:
+            load_private_key(Path(args.service_account_signing_key_file).read_bytes())
+        except (OSError, ValueError) as exc:
+            parser.error(f"--service-account-signing-key-file: {exc}")
     workers_error = _workers_error(args, etcd_servers)
     if workers_error:
         parser.error(workers_error)
@@ -366,6 +418,12 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         leader_elect_lease_duration=lease_duration,
         leader_elect_renew_deadline=renew_deadline,
         leader_elect_retry_period=retry_period,
+        service_cluster_ip_range=args.service_cluster_ip_range,
+        service_node_port_range=args.service_node_port_range,
+        advertise_address=args.advertise_address,
+        service_account_issuer=args.service_account_issuer,
+        service_account_signing_key_file=args.service_account_signing_key_file,
+        api_audiences=tuple(a.strip() for a in args.api_audiences.split(",") if a.strip()),
     )
     config_errors = _identity_config_errors(args)
     audit_error = _audit_config_error(args)

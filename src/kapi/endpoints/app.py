@@ -17,7 +17,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
@@ -55,6 +55,10 @@ REMOVED_RELEASE_ANNOTATION = "k8s.io/removed-release"
 _METHOD_NOT_ALLOWED = errors.StatusError(
     405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
 )
+
+
+#: A POST to a subresource that creates (upstream's ``rest.NamedCreater`` subresources).
+SubresourceCreate = Callable[[handlers.RequestScope, Request], Awaitable[Response]]
 
 
 class AuditedRequest(Protocol):
@@ -163,6 +167,11 @@ class HandlerConfig:
     stop: Callable[[], Awaitable[None]]
     #: The StorageVersion write gate (KEP-2339); ``None`` when the server has none.
     storage_versions: StorageVersionGate | None = None
+    #: Subresources answered by a POST of another kind (``serviceaccounts/token``), by
+    #: (group, resource, subresource).
+    subresource_creates: Mapping[tuple[str, str, str], SubresourceCreate] = field(
+        default_factory=dict
+    )
 
 
 class APIServerApp:
@@ -277,14 +286,22 @@ class APIServerApp:
             raise _NOT_FOUND
         if info.namespace and not resource.namespaced and info.resource != "namespaces":
             raise _NOT_FOUND
-        verbs: Mapping[str, Callable[..., Awaitable[Any]]] = handlers.VERBS
-        if info.subresource in resource.creators:
-            verbs = handlers.CREATOR_VERBS
-        elif info.subresource == "scale":
-            verbs = scale.VERBS
-        handler = verbs.get(info.verb)
-        if handler is None or not _route_allows(resource, info, request.method):
-            raise _METHOD_NOT_ALLOWED
+        creates = config.subresource_creates.get(
+            (resource.group, resource.plural, info.subresource)
+        )
+        if creates is not None:
+            if info.verb != "create":
+                raise _METHOD_NOT_ALLOWED
+            handler: Any = creates
+        else:
+            verbs: Mapping[str, Callable[..., Awaitable[Any]]] = handlers.VERBS
+            if info.subresource in resource.creators:
+                verbs = handlers.CREATOR_VERBS
+            elif info.subresource == "scale":
+                verbs = scale.VERBS
+            handler = verbs.get(info.verb)
+            if handler is None or not _route_allows(resource, info, request.method):
+                raise _METHOD_NOT_ALLOWED
         deprecation = config.scheme.deprecation(resource, info.api_version)
         if deprecation is not None:
             self._record_deprecated(info, deprecation, context)

@@ -73,6 +73,7 @@ _SUBRESOURCE_VERBS = {
     "scale": ("get", "patch", "update"),
     "finalize": ("update",),
     "ephemeralcontainers": ("get", "patch", "update"),
+    "token": ("create",),
 }
 
 
@@ -204,6 +205,9 @@ def _scale_kind(resource: Resource, version: str) -> Kind:
 def _subresource(kind: str, name: str, own: Kind, scale: Kind) -> DiscoveredSubresource:
     if name == "scale":
         return DiscoveredSubresource(name, _SUBRESOURCE_VERBS[name], scale, scale)
+    if name == "token":
+        request = Kind("authentication.k8s.io", "v1", "TokenRequest")
+        return DiscoveredSubresource(name, _SUBRESOURCE_VERBS[name], request, request)
     verbs = _SUBRESOURCE_VERBS.get(name, ("get",))
     return DiscoveredSubresource(name, verbs, Kind("", "", kind), own)
 

@@ -15,7 +15,7 @@ import builtins
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -80,6 +80,27 @@ class WatchEvent:
     object: Object
 
 
+#: What a hook hands back: called once with whether the write it began was stored.
+Finish = Callable[[bool], Awaitable[None]]
+
+
+class StoreHooks(Protocol):
+    """Upstream's ``BeginCreate``, ``BeginUpdate`` and ``AfterDelete`` of the generic store.
+
+    A kind whose writes reserve something outside its own object (a Service's
+    cluster IPs and node ports) reserves it in ``begin_*``, after validation and
+    before the write; the returned :data:`Finish` is told whether the write was
+    stored, so a refused or failed write releases what was reserved.
+    ``after_delete`` runs once the object is gone from storage.
+    """
+
+    async def begin_create(self, obj: Object, dry_run: bool) -> Finish: ...
+
+    async def begin_update(self, new: Object, old: Object, dry_run: bool) -> Finish: ...
+
+    async def after_delete(self, obj: Object) -> None: ...
+
+
 @dataclass
 class Preconditions:
     uid: str | None = None
@@ -125,6 +146,8 @@ class Store:
         self._admission = admission
         self._ttl = ttl
         self._declarative = declarative
+        #: The kind's begin/after hooks (see :class:`StoreHooks`); set once by the server.
+        self.hooks: StoreHooks | None = None
         self._prefix = resource.storage_prefix()
         #: Managed fields of writes to each version and subresource (server-side apply).
         self.field_managers = ResourceFieldManagers(resource, scheme)
@@ -421,16 +444,23 @@ class Store:
             metadata["name"] = _generate_name(metadata["generateName"])
         self._validate_create(obj)
         namespace, name = metadata.get("namespace"), metadata["name"]
-        await self._validate_admission(Operation.CREATE, obj, None, dry_run)
-        key = self._key(namespace, name)
-        if dry_run:
-            if await self.storage.get(key) is not None:
-                raise self._already_exists(name)
-            return obj
+        finish = await self.hooks.begin_create(obj, dry_run) if self.hooks is not None else None
+        stored = False
         try:
-            kv = await self.storage.create(key, await self.encode(obj), ttl=self._ttl)
-        except KeyExistsError:
-            raise self._already_exists(name) from None
+            await self._validate_admission(Operation.CREATE, obj, None, dry_run)
+            key = self._key(namespace, name)
+            if dry_run:
+                if await self.storage.get(key) is not None:
+                    raise self._already_exists(name)
+                return obj
+            try:
+                kv = await self.storage.create(key, await self.encode(obj), ttl=self._ttl)
+            except KeyExistsError:
+                raise self._already_exists(name) from None
+            stored = True
+        finally:
+            if finish is not None:
+                await finish(stored)
         metadata["resourceVersion"] = str(kv.mod_revision)
         return obj
 
@@ -530,24 +560,32 @@ class Store:
                 )
             self._prepare_update(new, old, subresource)
             keep_unchanged_timestamps(new, old)
-            await self._validate_admission(Operation.UPDATE, new, old, dry_run, subresource)
-            if new == old and (dry_run or await self._stored_as_encoded(new, kv)):
-                return old
-            if dry_run:
-                return new
-            if _pending_deletion(new) and not self.strategy.has_pending_finalizers(new):
-                return await self._delete_now(key, name, kv.mod_revision, new)
+            hooks = self.hooks if not subresource else None
+            finish = await hooks.begin_update(new, old, dry_run) if hooks is not None else None
+            stored = False
             try:
-                written = await self.storage.update(
-                    key, await self.encode(new), kv.mod_revision, ttl=self._ttl
-                )
-            except KeyNotFoundError:
-                raise self._not_found(name) from None
-            except ConflictError as exc:
-                if expected:
-                    raise self._conflict(name) from None
-                kv = exc.current
-                continue
+                await self._validate_admission(Operation.UPDATE, new, old, dry_run, subresource)
+                if new == old and (dry_run or await self._stored_as_encoded(new, kv)):
+                    return old
+                if dry_run:
+                    return new
+                if _pending_deletion(new) and not self.strategy.has_pending_finalizers(new):
+                    return await self._delete_now(key, name, kv.mod_revision, new)
+                try:
+                    written = await self.storage.update(
+                        key, await self.encode(new), kv.mod_revision, ttl=self._ttl
+                    )
+                except KeyNotFoundError:
+                    raise self._not_found(name) from None
+                except ConflictError as exc:
+                    if expected:
+                        raise self._conflict(name) from None
+                    kv = exc.current
+                    continue
+                stored = True
+            finally:
+                if finish is not None:
+                    await finish(stored)
             new["metadata"]["resourceVersion"] = str(written.mod_revision)
             return new
 
@@ -668,6 +706,8 @@ class Store:
         except ConflictError:
             raise self._conflict(name) from None
         obj["metadata"]["resourceVersion"] = str(at)
+        if self.hooks is not None:
+            await self.hooks.after_delete(obj)
         return obj
 
     def _check_preconditions(self, obj: Object, pre: Preconditions | None) -> None:

@@ -446,6 +446,8 @@ def _builtin_routes(b: _Builder, root: str, scope: str) -> None:
         if sub == "finalize":
             b.replace(f"{item}/{sub}", sub, b.definition)
             continue
+        if sub == "token":  # a create of another kind (TokenRequest): no read/replace/patch
+            continue
         definition = scale_definition(b.resource, b.version) if sub == "scale" else b.definition
         b.read(f"{item}/{sub}", sub, definition, ())
         b.replace(f"{item}/{sub}", sub, definition)
