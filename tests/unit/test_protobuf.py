@@ -618,11 +618,16 @@ def _field(f: Field) -> st.SearchStrategy[Any]:
 
 
 def _always_present(f: Field) -> bool:
-    """Non-pointer structs, ``IntOrString`` and fields without ``omitempty`` are always
-    written (as zero when unset) and so always decoded."""
+    """Non-pointer structs, ``IntOrString``, embedded JSON objects (a ``RawExtension``,
+    written as ``{}`` when unset) and fields without ``omitempty`` are always written (as
+    zero when unset) and so always decoded."""
     if f.optional or f.label is not Label.SINGLE:
         return False
-    if isinstance(f.type, str) or f.type in (ValueType.INT_OR_STRING, ValueType.QUANTITY):
+    if isinstance(f.type, str) or f.type in (
+        ValueType.INT_OR_STRING,
+        ValueType.QUANTITY,
+        ValueType.JSON,
+    ):
         return True
     return not f.omitempty and f.type not in (ValueType.TIME, ValueType.BYTES)
 
