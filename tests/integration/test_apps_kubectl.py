@@ -278,3 +278,20 @@ def test_printed_deployment_is_the_stored_one(
     assert stored["spec"]["template"]["spec"]["containers"][0]["ports"] == [
         {"containerPort": 80, "protocol": "TCP"}
     ]
+
+
+def test_api_resources(kubectl: Kubectl) -> None:
+    lines = kubectl.ok("api-resources", "--api-group=apps", "-o", "wide").out_lines
+    verbs = "create,delete,deletecollection,get,list,patch,update,watch"
+    assert_table(
+        lines,
+        [
+            ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES"],
+            # no short names or categories: blank cells (the trailing one leaves its padding)
+            ["controllerrevisions", "apps/v1", "true", "ControllerRevision", verbs, ""],
+            ["daemonsets", "ds", "apps/v1", "true", "DaemonSet", verbs, "all"],
+            ["deployments", "deploy", "apps/v1", "true", "Deployment", verbs, "all"],
+            ["replicasets", "rs", "apps/v1", "true", "ReplicaSet", verbs, "all"],
+            ["statefulsets", "sts", "apps/v1", "true", "StatefulSet", verbs, "all"],
+        ],
+    )

@@ -618,8 +618,9 @@ def _field(f: Field) -> st.SearchStrategy[Any]:
 
 
 def _always_present(f: Field) -> bool:
-    """Non-pointer structs, ``IntOrString`` and fields without ``omitempty`` are always
-    written (as zero when unset) and so always decoded."""
+    """Non-pointer structs, ``IntOrString``, embedded JSON (a ``RawExtension``, written
+    with no bytes when unset) and fields without ``omitempty`` are always written (as
+    zero when unset) and so always decoded."""
     if f.optional or f.label is not Label.SINGLE:
         return False
     always = (ValueType.INT_OR_STRING, ValueType.QUANTITY, ValueType.JSON)
