@@ -1,0 +1,137 @@
+"""The workload API's deprecated versions across releases, as upstream served them.
+
+For each emulated release a table of upstream facts says which deprecated
+group/versions of the workload API are served there and the exact KEP-1693
+warning each answers with (a version deprecated later than the release is
+served without one); every other deprecated version answers 404 and is
+absent from discovery.  ``kapi deprecations`` then reports what was called.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.kapi_cli import make_kapi
+
+RBAC_V1 = "rbac.authorization.k8s.io/v1"
+#: (group/version, resource, kind, deprecated in, removed in, replacement group/version),
+#: from upstream's prerelease-lifecycle tags.
+DEPRECATED = [
+    ("extensions/v1beta1", "deployments", "Deployment", "1.8", "1.16", "apps/v1"),
+    ("extensions/v1beta1", "daemonsets", "DaemonSet", "1.8", "1.16", "apps/v1"),
+    ("extensions/v1beta1", "replicasets", "ReplicaSet", "1.8", "1.16", "apps/v1"),
+    ("apps/v1beta1", "deployments", "Deployment", "1.8", "1.16", "apps/v1"),
+    ("apps/v1beta1", "statefulsets", "StatefulSet", "1.8", "1.16", "apps/v1"),
+    ("apps/v1beta1", "controllerrevisions", "ControllerRevision", "1.8", "1.16", "apps/v1"),
+    ("apps/v1beta2", "deployments", "Deployment", "1.9", "1.16", "apps/v1"),
+    ("apps/v1beta2", "daemonsets", "DaemonSet", "1.9", "1.16", "apps/v1"),
+    ("apps/v1beta2", "replicasets", "ReplicaSet", "1.9", "1.16", "apps/v1"),
+    ("apps/v1beta2", "statefulsets", "StatefulSet", "1.9", "1.16", "apps/v1"),
+    ("apps/v1beta2", "controllerrevisions", "ControllerRevision", "1.9", "1.16", "apps/v1"),
+    ("batch/v1beta1", "cronjobs", "CronJob", "1.21", "1.25", "batch/v1"),
+    (
+        "autoscaling/v2beta1",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        "1.22",
+        "1.25",
+        "autoscaling/v2",
+    ),
+    (
+        "autoscaling/v2beta2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        "1.23",
+        "1.26",
+        "autoscaling/v2",
+    ),
+    ("rbac.authorization.k8s.io/v1beta1", "roles", "Role", "1.17", "1.22", RBAC_V1),
+    ("rbac.authorization.k8s.io/v1beta1", "rolebindings", "RoleBinding", "1.17", "1.22", RBAC_V1),
+    ("rbac.authorization.k8s.io/v1beta1", "clusterroles", "ClusterRole", "1.17", "1.22", RBAC_V1),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        "1.17",
+        "1.22",
+        RBAC_V1,
+    ),
+]
+RELEASES = ["1.15", "1.21", "1.24", "1.25", "1.31"]
+CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings"}
+
+
+def _minor(release: str) -> int:
+    return int(release.split(".")[1])
+
+
+def expected_warning(
+    group_version: str, kind: str, deprecated: str, removed: str, replacement: str
+) -> str:
+    """Upstream's KEP-1693 text for a deprecated version with a removal and a replacement."""
+    return (
+        f"{group_version} {kind} is deprecated in v{deprecated}+, unavailable in v{removed}+; "
+        f"use {replacement} {kind}"
+    )
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def release(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, KapiServer]]:
+    name = f"workloads-{request.param.replace('.', '-')}"
+    for server in serve_with_flags(tmp_path_factory, name, f"--emulated-version={request.param}"):
+        yield request.param, server
+
+
+def _path(group_version: str, resource: str) -> str:
+    if resource in CLUSTER_SCOPED:
+        return f"/apis/{group_version}/{resource}"
+    return f"/apis/{group_version}/namespaces/default/{resource}"
+
+
+def test_served_and_warned_as_upstream(release: tuple[str, KapiServer]) -> None:
+    version, server = release
+    at = _minor(version)
+    with server.client() as http:
+        for group_version, resource, kind, deprecated, removed, replacement in DEPRECATED:
+            response = http.get(_path(group_version, resource))
+            served = at < _minor(removed)
+            if not served:
+                assert response.status_code == 404, (version, group_version, resource)
+                continue
+            assert response.status_code == 200, (version, group_version, resource, response.text)
+            warnings = [w.split('"')[1] for w in response.headers.get_list("warning")]
+            if at >= _minor(deprecated):
+                text = expected_warning(group_version, kind, deprecated, removed, replacement)
+                assert warnings == [text], (version, group_version, resource)
+            else:
+                assert warnings == [], (version, group_version, resource)
+        group_versions = {
+            v["groupVersion"] for g in http.get("/apis").json()["groups"] for v in g["versions"]
+        }
+        for group_version in {row[0] for row in DEPRECATED}:
+            removed_at = min(_minor(row[4]) for row in DEPRECATED if row[0] == group_version)
+            assert (group_version in group_versions) == (at < removed_at), (version, group_version)
+
+
+def test_kapi_deprecations_reports_the_calls(release: tuple[str, KapiServer]) -> None:
+    version, server = release
+    at = _minor(version)
+    with server.client() as http:
+        for group_version, resource, *_ in DEPRECATED:
+            http.get(_path(group_version, resource))
+    report = make_kapi(server).run("deprecations", "-o", "json")
+    assert report.returncode == 0, report
+    items = json.loads(report.stdout)["items"]
+    reported = {(f"{i['group']}/{i['version']}", i["resource"]) for i in items}
+    expected = {
+        (gv, resource)
+        for gv, resource, _, deprecated, removed, _ in DEPRECATED
+        if _minor(deprecated) <= at < _minor(removed)
+    }
+    assert expected <= reported, (version, expected - reported)
