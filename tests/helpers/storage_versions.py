@@ -26,6 +26,7 @@ BUILTINS = {
     "admissionregistration.k8s.io.validatingwebhookconfigurations",
     "apiextensions.k8s.io.customresourcedefinitions",
     "batch.cronjobs",
+    "batch.jobs",
     "coordination.k8s.io.leases",
     "discovery.k8s.io.endpointslices",
     "internal.apiserver.k8s.io.storageversions",

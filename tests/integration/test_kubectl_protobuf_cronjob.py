@@ -27,9 +27,20 @@ from tests.helpers.wait import eventually
 from tests.tls import CertificateAuthority, ServingCertificate, make_ca, make_serving_cert
 from tests.webhook_server import serve_webhook
 
-JOB_SPEC = json.loads(
-    (Path(__file__).parents[1] / "unit" / "fixtures" / "cronjob-job-spec.json").read_text()
-)
+
+def _valid_job_spec() -> dict[str, Any]:
+    """The fixture, less what upstream refuses in a CronJob's job template: a selector
+    (the controller generates it), ``manualSelector: true``, and a restart policy other
+    than Never beside a pod failure policy."""
+    path = Path(__file__).parents[1] / "unit" / "fixtures" / "cronjob-job-spec.json"
+    spec = json.loads(path.read_text())
+    del spec["selector"]
+    spec["manualSelector"] = False
+    spec["template"]["spec"]["restartPolicy"] = "Never"
+    return spec
+
+
+JOB_SPEC = _valid_job_spec()
 SCHEDULE = "*/1 * * * *"
 
 

@@ -56,6 +56,7 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "Endpoints",
         "Event",
         "CronJob",
+        "Job",
         "Lease",
         "EndpointSlice",
         "Ingress",
@@ -75,8 +76,8 @@ def test_builtin_resources_declare_upstream_shape() -> None:
     assert (secret.plural, secret.short_names, secret.field_labels) == ("secrets", (), ("type",))
     assert ns.field_labels == ("status.phase",)
     for r in by_kind.values():
-        # Of these kinds only CronJob is in "all" upstream.
-        assert r.categories == (("all",) if r.kind == "CronJob" else ())
+        # Of these kinds only CronJob and Job are in "all" upstream.
+        assert r.categories == (("all",) if r.kind in ("CronJob", "Job") else ())
     for r in (ns, cm, secret):
         lifecycle = r.versions["v1"].lifecycle
         assert lifecycle is not None and lifecycle.introduced == Version(1, 0)

@@ -156,6 +156,7 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "validatingwebhookconfigurations": "/registry/validatingwebhookconfigurations/",
         "customresourcedefinitions": "/registry/apiextensions.k8s.io/customresourcedefinitions/",
         "cronjobs": "/registry/cronjobs/",
+        "jobs": "/registry/jobs/",
         "leases": "/registry/leases/",
         "endpointslices": "/registry/endpointslices/",
         "ingresses": "/registry/ingress/",
@@ -303,6 +304,15 @@ def test_cronjob_defaults() -> None:
     }
 
 
+JOB_TEMPLATE = {
+    "spec": {
+        "template": {
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+        }
+    }
+}
+
+
 def test_cronjob_validation_messages() -> None:
     strategy = batch.CronJobStrategy()
     name = "x" * 53
@@ -312,6 +322,7 @@ def test_cronjob_validation_messages() -> None:
             "schedule": "TZ=UTC * *",
             "concurrencyPolicy": "Sometimes",
             "startingDeadlineSeconds": -1,
+            "jobTemplate": JOB_TEMPLATE,
         },
     }
     assert messages(strategy.validate(obj)) == [
@@ -326,9 +337,12 @@ def test_cronjob_validation_messages() -> None:
     assert messages(strategy.validate({"spec": {}})) == [
         "spec.schedule: Required value",
         "spec.concurrencyPolicy: Required value",
+        "spec.jobTemplate.spec.template.spec.containers: Required value",
+        'spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "": '
+        'supported values: "OnFailure", "Never"',
     ]
     # An object that already had TZ in its schedule may keep it, unless timeZone is set too.
-    old = {"spec": {"schedule": "CRON_TZ=UTC 0 * * * *"}}
+    old = {"spec": {"schedule": "CRON_TZ=UTC 0 * * * *", "jobTemplate": JOB_TEMPLATE}}
     new = {"spec": {**old["spec"], "concurrencyPolicy": "Allow"}}
     assert strategy.validate_update(new, old) == []
     new["spec"]["timeZone"] = "UTC"

@@ -636,10 +636,17 @@ def _canonical(draw: st.DrawFn, message: Message) -> Object:
     return out
 
 
-#: CronJob's pod template is too large a tree to draw whole here: test_protobuf_cronjob.py
-#: covers it.  The CRD's schema nests itself and has JSON forms of its own:
+#: CronJob's and Job's pod template is too large a tree to draw whole here:
+#: test_protobuf_cronjob.py covers it.  The CRD's schema nests itself and has JSON forms of its own:
 #: test_protobuf_apiextensions.py covers it.
-_NOT_DRAWN = ("CronJob", "CronJobList", "CustomResourceDefinition", "CustomResourceDefinitionList")
+_NOT_DRAWN = (
+    "CronJob",
+    "CronJobList",
+    "Job",
+    "JobList",
+    "CustomResourceDefinition",
+    "CustomResourceDefinitionList",
+)
 _ALL_KINDS = sorted(k for k in KINDS if k[1] not in _NOT_DRAWN) + [
     ("v1", kind) for kind in sorted(GROUP_VERSION_INDEPENDENT_KINDS)
 ]

@@ -1,26 +1,28 @@
-"""batch ``CronJob`` in ``v1`` (hub and storage) and the deprecated ``v1beta1``.
+"""batch: ``Job`` (``v1``) and ``CronJob`` (``v1``, and the deprecated ``v1beta1``).
 
-The two versions have the same fields and defaults (``k8s.io/api/batch``), so
-conversion only renames the version: a shallow copy, whose ``apiVersion`` the
-scheme sets, sharing the rest with the original (every read through v1beta1
-converts, and the hub's own version is served with no copy at all).
-``jobTemplate.spec`` (a ``JobSpec`` with its pod template) is declared as a
-free-form struct that keeps unknown fields: kapi stores and returns it as sent
-but neither prunes nor validates it, which keeps this module small; CronJob's
-own fields follow upstream.  Validation follows ``ValidateCronJobCreate`` /
-``ValidateCronJobUpdate`` of ``pkg/apis/batch/validation``; the strategy
-follows ``pkg/registry/batch/cronjob``.
+Job's rules live in :mod:`kapi.apis.batch_jobs`; this module declares the
+kinds and their resources.  The two CronJob versions have the same fields and
+defaults, so conversion only renames the version: a shallow copy, whose
+``apiVersion`` the scheme sets, sharing the rest with the original.  A
+CronJob's ``jobTemplate.spec`` is a ``JobSpec``: its pod template gets the pod
+defaults, and it is validated as a Job's spec is (but for the selector, which
+the CronJob controller generates).  Validation follows ``ValidateCronJobCreate``
+/ ``ValidateCronJobUpdate`` of ``pkg/apis/batch/validation``; the strategies
+follow ``pkg/registry/batch``.
 """
 
 from __future__ import annotations
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
+from kapi.apis import batch_jobs
 from kapi.apis.core_v1_endpoints import ObjectReference
 from kapi.apis.core_v1_podtemplate import PodTemplateSpec
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
+from kapi.runtime import protobuf_messages as pb
 from kapi.runtime.meta import ObjectMeta, kind_struct
+from kapi.runtime.protobuf_batch import JOB_SPEC
 from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Scalar, Struct, Time
 from kapi.runtime.scheme import (
     GroupVersionKind,
@@ -37,41 +39,42 @@ CONCURRENCY_POLICIES = (ALLOW, FORBID, REPLACE)
 #: Job names are ``<cronjob>-<11-character timestamp>`` and must fit a DNS-1035 label.
 MAX_CRONJOB_NAME_LENGTH = 63 - 11
 
-_SPEC_AND_STATUS = (
-    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
-    "api-conventions.md#spec-and-status"
-)
-SCHEDULE_DOC = "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."
+SCHEDULE_DOC = "When to run, in cron syntax (five fields, or a shorthand such as @hourly)."
 TIME_ZONE_DOC = (
-    "The time zone name for the given schedule, see "
-    "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will "
-    "default to the time zone of the kube-controller-manager process."
+    "The IANA time zone the schedule is read in, such as Europe/Paris; unset, the "
+    "controller manager's own time zone applies."
 )
-SUSPEND_DOC = (
-    "This flag tells the controller to suspend subsequent executions, it does not apply to "
-    "already started executions.  Defaults to false."
-)
-ACTIVE_DOC = "A list of pointers to currently running jobs."
-LAST_SCHEDULE_DOC = "Information when was the last time the job was successfully scheduled."
-CONTAINERS_DOC = "Names of each container in the template."
-IMAGES_DOC = "Images referenced by each container in the template."
-JOB_SELECTOR_DOC = "A label query over pods that should match the pod count."
+SUSPEND_DOC = "When true, no new runs start; runs already started go on. Defaults to false."
+ACTIVE_DOC = "References to the jobs of this CronJob that are running now."
+LAST_SCHEDULE_DOC = "When a job was last started for this CronJob."
+CONTAINERS_DOC = "The names of the template's containers."
+IMAGES_DOC = "The images of the template's containers."
+JOB_SELECTOR_DOC = "The labels the jobs' pods are selected by."
 
 # --- schema ---------------------------------------------------------------------------------
 
-#: Kept free-form on purpose (see the module docstring), but for the pod template's
-#: patch metadata, which strategic merge patch needs to merge its containers.
+#: A JobSpec keeps the fields kapi does not declare here as sent; its pod template is
+#: declared for the merge keys strategic merge patch needs on its containers.
 JobSpec = Struct(
     "io.k8s.api.batch.v1.JobSpec",
-    (
-        Field(
-            "template",
-            PodTemplateSpec,
-            "Describes the pod that will be created when executing a job.",
-        ),
-    ),
-    "JobSpec describes how the job execution will look like.",
+    (Field("template", PodTemplateSpec, "The pods the job runs are made from this template."),),
+    "What a job runs, how many pods and how it handles their failures.",
     preserve_unknown_fields=True,
+)
+JobStatus = Struct(
+    "io.k8s.api.batch.v1.JobStatus",
+    (),
+    "How the job's pods are doing, as its controller last saw it.",
+    preserve_unknown_fields=True,
+)
+JobV1 = kind_struct(
+    "io.k8s.api.batch.v1.Job",
+    (("batch", "v1", "Job"),),
+    (
+        Field("spec", JobSpec, "The job's desired behaviour."),
+        Field("status", JobStatus, "The job's observed state; written by its controller."),
+    ),
+    "A Job runs pods until a given number of them complete.",
 )
 
 
@@ -81,10 +84,10 @@ def _cronjob_schema(version: str) -> Struct:
     job_template = Struct(
         f"{prefix}.JobTemplateSpec",
         (
-            Field("metadata", ObjectMeta, "Standard object's metadata of the jobs created."),
-            Field("spec", JobSpec, "Specification of the desired behavior of the job."),
+            Field("metadata", ObjectMeta, "Metadata given to each job the CronJob creates."),
+            Field("spec", JobSpec, "The spec of each job the CronJob creates."),
         ),
-        "JobTemplateSpec describes the data a Job should have when created from a template",
+        "The job a CronJob creates on each run.",
     )
     spec = Struct(
         f"{prefix}.CronJobSpec",
@@ -92,36 +95,36 @@ def _cronjob_schema(version: str) -> Struct:
             Field(
                 "concurrencyPolicy",
                 Scalar("string", enum=CONCURRENCY_POLICIES),
-                "Specifies how to treat concurrent executions of a Job: Allow (default), "
-                "Forbid or Replace.",
+                "What to do when a run is due while another still runs: Allow (the default), "
+                "Forbid (skip it) or Replace (stop the old run).",
             ),
             Field(
                 "failedJobsHistoryLimit",
                 INT32,
-                "The number of failed finished jobs to retain. Defaults to 1.",
+                "How many failed jobs to keep. Defaults to 1.",
             ),
             Field(
                 "jobTemplate",
                 job_template,
-                "Specifies the job that will be created when executing a CronJob.",
+                "The job to create on each run.",
                 required=True,
             ),
             Field("schedule", STRING, SCHEDULE_DOC, required=True),
             Field(
                 "startingDeadlineSeconds",
                 INT64,
-                "Optional deadline in seconds for starting the job if it misses scheduled time "
-                "for any reason.  Missed jobs executions will be counted as failed ones.",
+                "How late, in seconds, a missed run may still start; runs later than that "
+                "count as failed.",
             ),
             Field(
                 "successfulJobsHistoryLimit",
                 INT32,
-                "The number of successful finished jobs to retain. Defaults to 3.",
+                "How many successful jobs to keep. Defaults to 3.",
             ),
             Field("suspend", BOOLEAN, SUSPEND_DOC),
             Field("timeZone", STRING, TIME_ZONE_DOC),
         ),
-        "CronJobSpec describes how the job execution will look like and when it will actually run.",
+        "When a CronJob runs and which job it creates each time.",
     )
     status = Struct(
         f"{prefix}.CronJobStatus",
@@ -131,26 +134,62 @@ def _cronjob_schema(version: str) -> Struct:
             Field(
                 "lastSuccessfulTime",
                 Time(),
-                "Information when was the last time the job successfully completed.",
+                "When a job of this CronJob last completed successfully.",
             ),
         ),
-        "CronJobStatus represents the current state of a cron job.",
+        "What the CronJob controller last observed.",
     )
     return kind_struct(
         f"{prefix}.CronJob",
         (("batch", version, "CronJob"),),
         (
-            Field(
-                "spec",
-                spec,
-                "Specification of the desired behavior of a cron job, including the schedule. "
-                + _SPEC_AND_STATUS,
-            ),
-            Field("status", status, f"Current status of a cron job. {_SPEC_AND_STATUS}"),
+            Field("spec", spec, "The schedule and the job to run."),
+            Field("status", status, "The CronJob's observed state; written by its controller."),
         ),
-        "CronJob represents the configuration of a single cron job.",
+        "A CronJob creates a Job on a repeating schedule.",
     )
 
+
+#: Job's protobuf message (``k8s.io/api`` v0.33): its spec is the JobSpec CronJob already
+#: tables; the status is declared here.
+_JOB_CONDITION = pb.message(
+    "k8s.io.api.batch.v1.JobCondition",
+    pb.required(1, "type", pb.STRING),
+    pb.required(2, "status", pb.STRING),
+    pb.omitempty(3, "lastProbeTime", pb.TIME),
+    pb.omitempty(4, "lastTransitionTime", pb.TIME),
+    pb.omitempty(5, "reason", pb.STRING),
+    pb.omitempty(6, "message", pb.STRING),
+)
+_JOB_STATUS = pb.message(
+    "k8s.io.api.batch.v1.JobStatus",
+    pb.repeated(1, "conditions", _JOB_CONDITION),
+    pb.pointer(2, "startTime", pb.TIME),
+    pb.pointer(3, "completionTime", pb.TIME),
+    pb.omitempty(4, "active", pb.INT32),
+    pb.omitempty(5, "succeeded", pb.INT32),
+    pb.omitempty(6, "failed", pb.INT32),
+    pb.omitempty(7, "completedIndexes", pb.STRING),
+    pb.pointer(
+        8,
+        "uncountedTerminatedPods",
+        pb.message(
+            "k8s.io.api.batch.v1.UncountedTerminatedPods",
+            pb.repeated(1, "succeeded", pb.STRING),
+            pb.repeated(2, "failed", pb.STRING),
+        ),
+    ),
+    pb.pointer(9, "ready", pb.INT32),
+    pb.pointer(10, "failedIndexes", pb.STRING),
+    pb.pointer(11, "terminating", pb.INT32),
+)
+JOB = pb.message(
+    "k8s.io.api.batch.v1.Job",
+    pb.omitempty(1, "metadata", pb.OBJECT_META),
+    pb.omitempty(2, "spec", JOB_SPEC),
+    pb.omitempty(3, "status", _JOB_STATUS),
+)
+pb.register_kind("batch/v1", "Job", JOB)
 
 CronJobV1 = _cronjob_schema("v1")
 CronJobV1beta1 = _cronjob_schema("v1beta1")
@@ -159,13 +198,20 @@ CronJobV1beta1 = _cronjob_schema("v1beta1")
 
 
 def default_cronjob(obj: Object) -> None:
-    """``SetDefaults_CronJob``, identical in v1 and v1beta1."""
+    """``SetDefaults_CronJob``, identical in v1 and v1beta1, and the pod template's defaults.
+
+    The job template's own JobSpec fields are not defaulted (upstream defaults a Job,
+    not a JobSpec): the Job the controller creates from it gets them.
+    """
     spec = obj.setdefault("spec", {})
     if not spec.get("concurrencyPolicy"):
         spec["concurrencyPolicy"] = ALLOW
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
+    job_spec = (spec.get("jobTemplate") or {}).get("spec")
+    if isinstance(job_spec, dict) and isinstance(job_spec.get("template"), dict):
+        batch_jobs.default_pod_template(job_spec["template"])
 
 
 # --- validation -----------------------------------------------------------------------------
@@ -191,8 +237,21 @@ def schedule_format_errors(schedule: str) -> list[str]:
     return []
 
 
+def validate_job_template_spec(template: Object, path: Path) -> list[FieldError]:
+    """``ValidateJobTemplateSpec``: a JobSpec whose selector the controller will generate."""
+    job_spec = template.get("spec") or {}
+    spec_path = path.child("spec")
+    errs = batch_jobs.validate_job_spec_fields(job_spec, spec_path)
+    if job_spec.get("selector") is not None:
+        detail = "`selector` will be auto-generated"
+        errs.append(invalid(spec_path.child("selector"), job_spec["selector"], detail))
+    if job_spec.get("manualSelector") is True:
+        errs.append(not_supported(spec_path.child("manualSelector"), True, ("nil", "false")))
+    return errs
+
+
 def validate_cronjob_spec(spec: Object, *, allow_tz_in_schedule: bool) -> list[FieldError]:
-    """``validateCronJobSpec`` without the job template (free-form here)."""
+    """``validateCronJobSpec``, but for the rules on ``timeZone``."""
     path = Path("spec")
     errs: list[FieldError] = []
     schedule = spec.get("schedule") or ""
@@ -208,14 +267,18 @@ def validate_cronjob_spec(spec: Object, *, allow_tz_in_schedule: bool) -> list[F
             elif spec.get("timeZone") is not None:
                 detail = "cannot use both timeZone field and TZ or CRON_TZ in schedule"
                 errs.append(invalid(schedule_path, schedule, detail))
-    for name in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        if spec.get(name) is not None:
-            errs += validation.validate_nonnegative_field(spec[name], path.child(name))
+    if spec.get("startingDeadlineSeconds") is not None:
+        name = "startingDeadlineSeconds"
+        errs += validation.validate_nonnegative_field(spec[name], path.child(name))
     policy = spec.get("concurrencyPolicy") or ""
     if not policy:
         errs.append(required(path.child("concurrencyPolicy")))
     elif policy not in CONCURRENCY_POLICIES:
         errs.append(not_supported(path.child("concurrencyPolicy"), policy, CONCURRENCY_POLICIES))
+    errs += validate_job_template_spec(spec.get("jobTemplate") or {}, path.child("jobTemplate"))
+    for name in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
+        if spec.get(name) is not None:
+            errs += validation.validate_nonnegative_field(spec[name], path.child(name))
     return errs
 
 
@@ -320,6 +383,24 @@ def resources() -> list[Resource]:
     return [
         Resource(
             group="batch",
+            kind="Job",
+            plural="jobs",
+            singular="job",
+            namespaced=True,
+            versions={
+                "v1": ResourceVersion(
+                    "v1", JobV1, Lifecycle(introduced=Version(1, 2)), batch_jobs.default_job
+                ),
+            },
+            hub_version="v1",
+            storage_version="v1",
+            strategy=batch_jobs.JobStrategy(),
+            categories=("all",),
+            subresources=("status",),
+            columns=batch_jobs.JOB_COLUMNS,
+        ),
+        Resource(
+            group="batch",
             kind="CronJob",
             plural="cronjobs",
             singular="cronjob",
@@ -387,5 +468,5 @@ def resources() -> list[Resource]:
                     priority=1,
                 ),
             ),
-        )
+        ),
     ]
