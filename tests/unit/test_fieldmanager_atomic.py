@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import pathlib
 import pkgutil
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 
 import kapi.apis
 from kapi.apimachinery.errors import StatusError
+from kapi.apis import generated
 from kapi.apis.core_v1 import ConfigMap
 from kapi.apis.policy import PodDisruptionBudgetV1, PodDisruptionBudgetV1beta1
 from kapi.endpoints.openapi.v2 import to_v2
@@ -33,6 +35,7 @@ from kapi.runtime.meta import LabelSelector
 from kapi.runtime.schema import STRING, Field, List, Map, Schema, Struct, components
 
 Object = dict[str, Any]
+FACTS = pathlib.Path(__file__).parents[2] / "tools" / "apigen" / "facts"
 PDB = declared_atom(PodDisruptionBudgetV1)
 OLD = "2020-01-01T00:00:00Z"
 
@@ -110,8 +113,10 @@ def declared_structs() -> list[Struct]:
     """Every struct the built-in kinds declare (a name may be declared more than once)."""
     seen: dict[int, Struct] = {}
     out: list[Struct] = []
-    for module in pkgutil.iter_modules(kapi.apis.__path__):
-        for value in vars(importlib.import_module(f"kapi.apis.{module.name}")).values():
+    names = [f"kapi.apis.{m.name}" for m in pkgutil.iter_modules(kapi.apis.__path__)]
+    names += [f"kapi.apis.generated.{m.name}" for m in pkgutil.iter_modules(generated.__path__)]
+    for name in names:
+        for value in vars(importlib.import_module(name)).values():
             if isinstance(value, Struct):
                 out += _structs(value, seen)
     return out
@@ -128,6 +133,13 @@ UPSTREAM_ATOMIC = {
     "io.k8s.api.core.v1.TypedLocalObjectReference",
     "io.k8s.api.discovery.v1.EndpointPort",
     "io.k8s.api.networking.v1.ServiceBackendPort",
+} | {
+    # The generated declarations (tools/apigen) carry the marker from upstream's facts.
+    f"io.k8s.api.{facts['source']['package'].replace('/', '.')}.{name}"
+    for path in sorted(FACTS.glob("*.json"))
+    for facts in [json.loads(path.read_text())]
+    for name, declared in facts["types"].items()
+    if declared.get("structType") == "atomic"
 }
 
 

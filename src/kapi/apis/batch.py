@@ -16,14 +16,9 @@ from __future__ import annotations
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
 from kapi.apis import batch_jobs
-from kapi.apis.core_v1_endpoints import ObjectReference
-from kapi.apis.core_v1_podtemplate import PodTemplateSpec
+from kapi.apis.generated import batch_v1, batch_v1beta1
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
-from kapi.runtime import protobuf_messages as pb
-from kapi.runtime.meta import ObjectMeta, kind_struct
-from kapi.runtime.protobuf_batch import JOB_SPEC
-from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Scalar, Struct, Time
 from kapi.runtime.scheme import (
     GroupVersionKind,
     Lifecycle,
@@ -53,146 +48,10 @@ JOB_SELECTOR_DOC = "The labels the jobs' pods are selected by."
 
 # --- schema ---------------------------------------------------------------------------------
 
-#: A JobSpec keeps the fields kapi does not declare here as sent; its pod template is
-#: declared for the merge keys strategic merge patch needs on its containers.
-JobSpec = Struct(
-    "io.k8s.api.batch.v1.JobSpec",
-    (Field("template", PodTemplateSpec, "The pods the job runs are made from this template."),),
-    "What a job runs, how many pods and how it handles their failures.",
-    preserve_unknown_fields=True,
-)
-JobStatus = Struct(
-    "io.k8s.api.batch.v1.JobStatus",
-    (),
-    "How the job's pods are doing, as its controller last saw it.",
-    preserve_unknown_fields=True,
-)
-JobV1 = kind_struct(
-    "io.k8s.api.batch.v1.Job",
-    (("batch", "v1", "Job"),),
-    (
-        Field("spec", JobSpec, "The job's desired behaviour."),
-        Field("status", JobStatus, "The job's observed state; written by its controller."),
-    ),
-    "A Job runs pods until a given number of them complete.",
-)
-
-
-def _cronjob_schema(version: str) -> Struct:
-    """The kind in ``version``; both versions declare the same fields under their own names."""
-    prefix = f"io.k8s.api.batch.{version}"
-    job_template = Struct(
-        f"{prefix}.JobTemplateSpec",
-        (
-            Field("metadata", ObjectMeta, "Metadata given to each job the CronJob creates."),
-            Field("spec", JobSpec, "The spec of each job the CronJob creates."),
-        ),
-        "The job a CronJob creates on each run.",
-    )
-    spec = Struct(
-        f"{prefix}.CronJobSpec",
-        (
-            Field(
-                "concurrencyPolicy",
-                Scalar("string", enum=CONCURRENCY_POLICIES),
-                "What to do when a run is due while another still runs: Allow (the default), "
-                "Forbid (skip it) or Replace (stop the old run).",
-            ),
-            Field(
-                "failedJobsHistoryLimit",
-                INT32,
-                "How many failed jobs to keep. Defaults to 1.",
-            ),
-            Field(
-                "jobTemplate",
-                job_template,
-                "The job to create on each run.",
-                required=True,
-            ),
-            Field("schedule", STRING, SCHEDULE_DOC, required=True),
-            Field(
-                "startingDeadlineSeconds",
-                INT64,
-                "How late, in seconds, a missed run may still start; runs later than that "
-                "count as failed.",
-            ),
-            Field(
-                "successfulJobsHistoryLimit",
-                INT32,
-                "How many successful jobs to keep. Defaults to 3.",
-            ),
-            Field("suspend", BOOLEAN, SUSPEND_DOC),
-            Field("timeZone", STRING, TIME_ZONE_DOC),
-        ),
-        "When a CronJob runs and which job it creates each time.",
-    )
-    status = Struct(
-        f"{prefix}.CronJobStatus",
-        (
-            Field("active", List(ObjectReference), ACTIVE_DOC),
-            Field("lastScheduleTime", Time(), LAST_SCHEDULE_DOC),
-            Field(
-                "lastSuccessfulTime",
-                Time(),
-                "When a job of this CronJob last completed successfully.",
-            ),
-        ),
-        "What the CronJob controller last observed.",
-    )
-    return kind_struct(
-        f"{prefix}.CronJob",
-        (("batch", version, "CronJob"),),
-        (
-            Field("spec", spec, "The schedule and the job to run."),
-            Field("status", status, "The CronJob's observed state; written by its controller."),
-        ),
-        "A CronJob creates a Job on a repeating schedule.",
-    )
-
-
-#: Job's protobuf message (``k8s.io/api`` v0.33): its spec is the JobSpec CronJob already
-#: tables; the status is declared here.
-_JOB_CONDITION = pb.message(
-    "k8s.io.api.batch.v1.JobCondition",
-    pb.required(1, "type", pb.STRING),
-    pb.required(2, "status", pb.STRING),
-    pb.omitempty(3, "lastProbeTime", pb.TIME),
-    pb.omitempty(4, "lastTransitionTime", pb.TIME),
-    pb.omitempty(5, "reason", pb.STRING),
-    pb.omitempty(6, "message", pb.STRING),
-)
-_JOB_STATUS = pb.message(
-    "k8s.io.api.batch.v1.JobStatus",
-    pb.repeated(1, "conditions", _JOB_CONDITION),
-    pb.pointer(2, "startTime", pb.TIME),
-    pb.pointer(3, "completionTime", pb.TIME),
-    pb.omitempty(4, "active", pb.INT32),
-    pb.omitempty(5, "succeeded", pb.INT32),
-    pb.omitempty(6, "failed", pb.INT32),
-    pb.omitempty(7, "completedIndexes", pb.STRING),
-    pb.pointer(
-        8,
-        "uncountedTerminatedPods",
-        pb.message(
-            "k8s.io.api.batch.v1.UncountedTerminatedPods",
-            pb.repeated(1, "succeeded", pb.STRING),
-            pb.repeated(2, "failed", pb.STRING),
-        ),
-    ),
-    pb.pointer(9, "ready", pb.INT32),
-    pb.pointer(10, "failedIndexes", pb.STRING),
-    pb.pointer(11, "terminating", pb.INT32),
-)
-JOB = pb.message(
-    "k8s.io.api.batch.v1.Job",
-    pb.omitempty(1, "metadata", pb.OBJECT_META),
-    pb.omitempty(2, "spec", JOB_SPEC),
-    pb.omitempty(3, "status", _JOB_STATUS),
-)
-pb.register_kind("batch/v1", "Job", JOB)
-
-CronJobV1 = _cronjob_schema("v1")
-CronJobV1beta1 = _cronjob_schema("v1beta1")
+#: The kinds as generated from ``k8s.io/api`` (importing them registers their protobuf).
+JobV1 = batch_v1.Job
+CronJobV1 = batch_v1.CronJob
+CronJobV1beta1 = batch_v1beta1.CronJob
 
 # --- defaulting -----------------------------------------------------------------------------
 

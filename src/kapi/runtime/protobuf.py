@@ -36,7 +36,6 @@ from kapi.apimachinery.quantity import QuantityError, parse_quantity
 from kapi.apimachinery.unstructured import Object
 from kapi.runtime import (
     protobuf_apiextensions,  # noqa: F401 -- registers CustomResourceDefinition
-    protobuf_batch,  # noqa: F401 -- registers CronJob and its pod template
 )
 from kapi.runtime.cooperative import CHUNK
 from kapi.runtime.protobuf_messages import MESSAGES, Field, Label, Message, ValueType, message_for

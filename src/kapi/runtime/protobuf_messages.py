@@ -8,10 +8,11 @@ the ``.proto`` does not carry and the JSON form depends on: whether the field
 is a pointer (``optional``: written only when set, kept when zero) and whether
 its JSON tag has ``omitempty`` (a zero value is left out of the object).
 
-The pod template (``k8s.io/api/core/v1``), batch's CronJob and apiextensions'
-CustomResourceDefinition are tabled in :mod:`kapi.runtime.protobuf_pod`,
-:mod:`kapi.runtime.protobuf_batch` and :mod:`kapi.runtime.protobuf_apiextensions`,
-which build on the messages here and add their kinds with :func:`register_kind`.
+apiextensions' CustomResourceDefinition is tabled in
+:mod:`kapi.runtime.protobuf_apiextensions`, and the workload kinds (pods, apps,
+batch, autoscaling, rbac ...) in the modules generated from upstream's
+definitions (``kapi.apis.generated``, see ``tools/apigen``); they build on the
+messages here and add their kinds with :func:`register_kind` when imported.
 Kinds whose messages are tabled nowhere (custom resources) are not served in
 protobuf: their bodies get a 415.
 """

@@ -16,7 +16,6 @@ from typing import Any
 
 from kapi.apimachinery.gotext import go_json_kind
 from kapi.apimachinery.quantity import QuantityError, unmarshal_json
-from kapi.runtime import protobuf_batch  # noqa: F401 -- registers CronJob and its pod template
 from kapi.runtime.protobuf_messages import (
     MESSAGES,
     OBJECT_META,

@@ -105,6 +105,18 @@ class MicroTime(Schema):
 
 
 @dataclass(frozen=True)
+class Quantity(Schema):
+    """``resource.Quantity``: a string (or a JSON number) such as ``500m`` or ``1Gi``."""
+
+    type_name = "resource.Quantity"
+    json_type = (str, int, float)
+
+    def openapi(self, refs: dict[str, Struct]) -> JSON:
+        refs.setdefault(_QUANTITY.name, _QUANTITY)
+        return _QUANTITY.ref()
+
+
+@dataclass(frozen=True)
 class Map(Schema):
     """A JSON object with free keys (``map[string]T``)."""
 
@@ -240,6 +252,28 @@ class Struct(Schema):
                 {"group": g, "version": v, "kind": k} for g, v, k in self.gvks
             ]
         return schema
+
+
+@dataclass(frozen=True, eq=False)
+class _Definition(Struct):
+    """A shared definition that is not an object (only published where it is used)."""
+
+    body: JSON = field(default_factory=dict)
+
+    def definition(self, refs: dict[str, Struct], version: Version | None = None) -> JSON:
+        return dict(self.body)
+
+
+# Upstream publishes Quantity as a string in v2 and as string-or-number in v3.
+_QUANTITY = _Definition(
+    "io.k8s.apimachinery.pkg.api.resource.Quantity",
+    (),
+    body={
+        "description": "Quantity is a fixed-point representation of a number, such as 500m or "
+        "1Gi, in its canonical text form.",
+        "oneOf": [{"type": "string"}, {"type": "number"}],
+    },
+)
 
 
 def _with_default(schema: Schema, refs: dict[str, Struct]) -> JSON:

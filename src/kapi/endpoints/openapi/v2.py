@@ -304,6 +304,9 @@ _STRUCTURAL_KEYS = _SCHEMA_KEYS - {"allOf", "discriminator", "example", "externa
 _SUBSCHEMAS = ("items", "additionalProperties")
 
 
+_STRING_OR_NUMBER = [{"type": "string"}, {"type": "number"}]
+
+
 def to_v2(schema: Object) -> Object:
     """A built-in v3 schema as v2: ``allOf: [$ref]`` becomes the reference itself.
 
@@ -321,8 +324,11 @@ def to_v2(schema: Object) -> Object:
             out[key] = to_v2(value)
         elif key == "allOf":
             out[key] = [to_v2(v) for v in value]
-        elif key == "oneOf" and schema.get("format") == "int-or-string":
-            out["type"] = "string"  # IntOrString: v2 has no oneOf (OpenAPISchemaType)
+        elif key == "oneOf" and (
+            schema.get("format") == "int-or-string" or value == _STRING_OR_NUMBER
+        ):
+            # IntOrString, Quantity: v2 has no oneOf (their OpenAPISchemaType is string)
+            out["type"] = "string"
         else:
             out[key] = _sorted_value(value) if _free_form(key) else value
     return _sorted_extensions(out)
