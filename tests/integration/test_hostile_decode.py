@@ -210,7 +210,15 @@ def test_cronjob_null_container_reads_back(http: httpx.Client, namespace: str) -
     created = post(http, path, json.dumps(body))
     assert created.status_code == 201, created.text
     pod = created.json()["spec"]["jobTemplate"]["spec"]["template"]["spec"]
-    assert pod["containers"] == [{}]
+    # A null item decodes as an empty container, which then gets the container defaults
+    # (no image: no tag, so IfNotPresent), as on kube-apiserver.
+    assert pod["containers"] == [
+        {
+            "imagePullPolicy": "IfNotPresent",
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }
+    ]
     assert_readable(http, path, "cj", READ_FORMATS)
 
 

@@ -71,6 +71,14 @@ def pb_kubectl(request: pytest.FixtureRequest, kapi_server: KapiServer, tmp_path
     return make_kubectl(kapi_server, tmp_path, request.param)
 
 
+#: What kube-apiserver adds to a container of ``busybox`` (no tag: pulled ``Always``).
+CONTAINER_DEFAULTS = {
+    "imagePullPolicy": "Always",
+    "terminationMessagePath": "/dev/termination-log",
+    "terminationMessagePolicy": "File",
+}
+
+
 @pytest.mark.kubectl
 def test_create_cronjob(pb_kubectl: Kubectl, namespace: str) -> None:
     k, ns = pb_kubectl, ("-n", namespace)
@@ -79,11 +87,22 @@ def test_create_cronjob(pb_kubectl: Kubectl, namespace: str) -> None:
     ]
     cronjob = k.json(*ns, "get", "cronjob", "x")
     assert cronjob["spec"]["schedule"] == SCHEDULE
+    # With the pod-spec defaults kube-apiserver gives every pod template.
     assert cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"] == {
         "containers": [
-            {"name": "x", "image": "busybox", "command": ["echo", "hi"], "resources": {}}
+            {
+                "name": "x",
+                "image": "busybox",
+                "command": ["echo", "hi"],
+                "resources": {},
+                **CONTAINER_DEFAULTS,
+            }
         ],
         "restartPolicy": "OnFailure",
+        "dnsPolicy": "ClusterFirst",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "terminationGracePeriodSeconds": 30,
     }
 
 
@@ -106,7 +125,13 @@ def test_printed_cronjob_is_the_stored_one(pb_kubectl: Kubectl, namespace: str) 
     stored = k.json(*ns, "get", "cronjob", "p")
     assert without_null_timestamps(printed) == stored
     assert stored["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"] == [
-        {"name": "p", "image": "busybox", "command": ["date"], "resources": {}}
+        {
+            "name": "p",
+            "image": "busybox",
+            "command": ["date"],
+            "resources": {},
+            **CONTAINER_DEFAULTS,
+        }
     ]
 
 

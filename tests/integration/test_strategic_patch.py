@@ -408,7 +408,14 @@ def test_kubectl_apply_and_patch_merge_cronjob_containers(
     }
     kubectl.ok(*ns, "patch", "cronjob", "nightly", "-p", json.dumps(patch))
     stored = kubectl.json(*ns, "get", "cronjob", "nightly")
+    # The pod-spec defaults were set on create; "side" keeps the pull policy its first
+    # image (no tag) was given, as on kube-apiserver: a set field is not defaulted again.
+    defaults = {
+        "imagePullPolicy": "Always",
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
     assert stored["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"] == [
-        container("main", "busybox", command=["sleep", "1"]),
-        container("side", "busybox:2", **env),
+        container("main", "busybox", command=["sleep", "1"], **defaults),
+        container("side", "busybox:2", **env, **defaults),
     ]

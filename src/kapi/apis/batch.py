@@ -16,6 +16,7 @@ from __future__ import annotations
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
 from kapi.apis import batch_jobs
+from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.apis.generated import batch_v1, batch_v1beta1
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
@@ -68,9 +69,18 @@ def default_cronjob(obj: Object) -> None:
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
-    job_spec = (spec.get("jobTemplate") or {}).get("spec")
-    if isinstance(job_spec, dict) and isinstance(job_spec.get("template"), dict):
-        batch_jobs.default_pod_template(job_spec["template"])
+    # The job template's pod template gets the pod-spec defaults (its spec is never nil).
+    job_template = spec.get("jobTemplate")
+    if isinstance(job_template, dict):
+        job_spec = job_template.get("spec")
+        if job_spec is None:
+            job_spec = job_template["spec"] = {}
+        if isinstance(job_spec, dict):
+            template = job_spec.get("template")
+            if template is None:
+                template = job_spec["template"] = {}
+            if isinstance(template, dict):
+                default_pod_template(template)
 
 
 # --- validation -----------------------------------------------------------------------------

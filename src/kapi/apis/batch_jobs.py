@@ -13,7 +13,7 @@ is a ``JobSpec`` too.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,6 +31,8 @@ from kapi.apimachinery.field_errors import (
 )
 from kapi.apimachinery.labels import Selector, SelectorParseError, label_selector_as_selector
 from kapi.apimachinery.unstructured import Object
+from kapi.apis.core_v1_pod_defaults import default_pod_template
+from kapi.apis.core_v1_pod_validation import validate_pod_template_spec
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, short_duration
 
@@ -62,35 +64,6 @@ MAX_POD_CONDITION_PATTERNS = 20
 MAX_MANAGED_BY_LENGTH = 63
 MAX_SUCCEEDED_INDEXES_LENGTH = 64 * 1024
 MAX_SUCCESS_RULES = 20
-
-#: The pod-template hooks: h-pod's defaulter and validator once merged; until
-#: then the minimal rules a Job depends on (see :func:`_minimal_template_defaults`).
-PodTemplateDefaulter = Callable[[Object], None]
-PodTemplateValidator = Callable[[Object, Path], list[FieldError]]
-
-
-def _minimal_template_defaults(template: Object) -> None:
-    """The one pod default Job validation depends on: an unset restart policy is Always."""
-    spec = template.setdefault("spec", {})
-    if not spec.get("restartPolicy"):
-        spec["restartPolicy"] = "Always"
-
-
-def _minimal_template_validation(template: Object, path: Path) -> list[FieldError]:
-    """Template labels and annotations, and at least one container."""
-    meta = template.get("metadata") or {}
-    errs = validation.validate_labels(meta.get("labels"), path.child("metadata", "labels"))
-    errs += validation.validate_annotations(
-        meta.get("annotations"), path.child("metadata", "annotations")
-    )
-    if not (template.get("spec") or {}).get("containers"):
-        errs.append(required(path.child("spec", "containers"), ""))
-    return errs
-
-
-default_pod_template: PodTemplateDefaulter = _minimal_template_defaults
-validate_pod_template: PodTemplateValidator = _minimal_template_validation
-
 
 # --- defaulting (SetDefaults_Job) -----------------------------------------------------------
 
@@ -297,7 +270,7 @@ def validate_job_spec_fields(spec: Object, path: Path) -> list[FieldError]:
             errs += _validate_success_policy(spec, path.child("successPolicy"))
     errs += _validate_pod_replacement_policy(spec, path.child("podReplacementPolicy"))
     template = spec.get("template") or {}
-    errs += validate_pod_template(template, path.child("template"))
+    errs += validate_pod_template_spec(template, path.child("template"))
     restart = (template.get("spec") or {}).get("restartPolicy") or ""
     restart_path = path.child("template", "spec", "restartPolicy")
     if restart not in RESTART_POLICIES:
