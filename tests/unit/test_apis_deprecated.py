@@ -9,6 +9,7 @@ import pytest
 
 from kapi.apimachinery.field_errors import FieldError
 from kapi.apis import batch, builtin_resources, core_v1_endpoints, discovery_v1, networking
+from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.features import FeatureGate
 from kapi.runtime.scheme import Deprecation, GroupVersionKind, Lifecycle, Resource, Scheme
 from kapi.version import DEFAULT_VERSION, Version
@@ -304,13 +305,14 @@ def test_cronjob_defaults() -> None:
     }
 
 
-JOB_TEMPLATE = {
+JOB_TEMPLATE: dict = {
     "spec": {
         "template": {
             "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
         }
     }
 }
+default_pod_template(JOB_TEMPLATE["spec"]["template"])
 
 
 def test_cronjob_validation_messages() -> None:
@@ -334,13 +336,13 @@ def test_cronjob_validation_messages() -> None:
         '"Forbid", "Replace"',
         f'metadata.name: Invalid value: "{name}": must be no more than 52 characters',
     ]
-    assert messages(strategy.validate({"spec": {}})) == [
-        "spec.schedule: Required value",
-        "spec.concurrencyPolicy: Required value",
-        "spec.jobTemplate.spec.template.spec.containers: Required value",
+    empty = messages(strategy.validate({"spec": {}}))
+    assert empty[:2] == ["spec.schedule: Required value", "spec.concurrencyPolicy: Required value"]
+    # The (undefaulted, empty) job template is validated as a JobSpec too.
+    assert empty[-1] == (
         'spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "": '
-        'supported values: "OnFailure", "Never"',
-    ]
+        'supported values: "OnFailure", "Never"'
+    )
     # An object that already had TZ in its schedule may keep it, unless timeZone is set too.
     old = {"spec": {"schedule": "CRON_TZ=UTC 0 * * * *", "jobTemplate": JOB_TEMPLATE}}
     new = {"spec": {**old["spec"], "concurrencyPolicy": "Allow"}}

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.apis import batch_jobs as jobs
+from kapi.apis.core_v1_pod_defaults import default_pod_template
 
 
 def job(**spec: Any) -> dict[str, Any]:
-    return {
+    """A job whose pod template has the pod defaults (as decoding gives it)."""
+    obj: dict[str, Any] = {
         "metadata": {"name": "pi", "uid": "u-1"},
         "spec": {
             "template": {
@@ -20,6 +22,8 @@ def job(**spec: Any) -> dict[str, Any]:
             **spec,
         },
     }
+    default_pod_template(obj["spec"]["template"])
+    return obj
 
 
 def messages(errs: list) -> list[str]:
