@@ -25,6 +25,7 @@ BUILTINS = {
     "admissionregistration.k8s.io.mutatingwebhookconfigurations",
     "admissionregistration.k8s.io.validatingwebhookconfigurations",
     "apiextensions.k8s.io.customresourcedefinitions",
+    "autoscaling.horizontalpodautoscalers",
     "batch.cronjobs",
     "batch.jobs",
     "coordination.k8s.io.leases",

@@ -57,6 +57,7 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "Event",
         "CronJob",
         "Job",
+        "HorizontalPodAutoscaler",
         "Lease",
         "EndpointSlice",
         "Ingress",
@@ -76,8 +77,9 @@ def test_builtin_resources_declare_upstream_shape() -> None:
     assert (secret.plural, secret.short_names, secret.field_labels) == ("secrets", (), ("type",))
     assert ns.field_labels == ("status.phase",)
     for r in by_kind.values():
-        # Of these kinds only CronJob and Job are in "all" upstream.
-        assert r.categories == (("all",) if r.kind in ("CronJob", "Job") else ())
+        # Of these kinds only CronJob, Job and HPA are in "all" upstream.
+        in_all = ("CronJob", "Job", "HorizontalPodAutoscaler")
+        assert r.categories == (("all",) if r.kind in in_all else ())
     for r in (ns, cm, secret):
         lifecycle = r.versions["v1"].lifecycle
         assert lifecycle is not None and lifecycle.introduced == Version(1, 0)

@@ -158,6 +158,7 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "customresourcedefinitions": "/registry/apiextensions.k8s.io/customresourcedefinitions/",
         "cronjobs": "/registry/cronjobs/",
         "jobs": "/registry/jobs/",
+        "horizontalpodautoscalers": "/registry/horizontalpodautoscalers/",
         "leases": "/registry/leases/",
         "endpointslices": "/registry/endpointslices/",
         "ingresses": "/registry/ingress/",
