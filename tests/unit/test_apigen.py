@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from kapi.apis.generated import apps_v1, batch_v1, core_v1, rbac_v1
+from kapi.apis.generated import apps_v1, batch_v1, core_v1, gated, rbac_v1
 from kapi.runtime import protobuf
+from kapi.runtime.lifecycle import FieldLifecycle
 from kapi.runtime.protobuf_messages import KINDS, MESSAGES, Label
 from kapi.runtime.schema import components
 
@@ -312,12 +313,26 @@ def test_openapi_has_upstreams_list_types_and_merge_keys() -> None:
     assert ports["x-kubernetes-patch-merge-key"] == "containerPort"
     assert schemas["io.k8s.api.core.v1.Container"]["required"] == ["name"]
     restart = pod_spec["properties"]["restartPolicy"]
-    assert restart == {"type": "string", "enum": ["Always", "Never", "OnFailure"]}
+    assert (restart["type"], restart["enum"]) == ("string", ["Always", "Never", "OnFailure"])
     assert schemas["io.k8s.api.core.v1.LocalObjectReference"]["x-kubernetes-map-type"] == "atomic"
     # Volume flattens its embedded VolumeSource, as openapi-gen does.
     assert "configMap" in schemas["io.k8s.api.core.v1.Volume"]["properties"]
     assert schemas["io.k8s.api.core.v1.Pod"]["x-kubernetes-group-version-kind"] == [
         {"group": "", "version": "v1", "kind": "Pod"}
     ]
+    service_spec = components([core_v1.Service])["io.k8s.api.core.v1.ServiceSpec"]["properties"]
+    assert service_spec["selector"]["x-kubernetes-map-type"] == "atomic"  # +mapType=atomic
     quantity = schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"]
     assert quantity["oneOf"] == [{"type": "string"}, {"type": "number"}]
+
+
+# -- feature-gate markers ---------------------------------------------------------------------
+
+
+def test_gated_fields_follow_the_gates_versioned_spec() -> None:
+    # Alpha in 1.31, beta in 1.33 (the release kapi models).
+    assert gated("CoordinatedLeaderElection") == (
+        FieldLifecycle("v1.31", "beta", "CoordinatedLeaderElection"),
+    )
+    assert gated("CustomResourceFieldSelectors") == ()  # GA: a GA field carries no tag
+    assert gated("NoSuchGateYet") == ()  # not in kapi.features: listed in tools/apigen/README.md

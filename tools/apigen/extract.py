@@ -44,7 +44,6 @@ ROOTS: dict[str, tuple[str, ...]] = {
         "Binding",
     ),
     "authentication/v1": ("TokenRequest",),
-    "policy/v1": ("Eviction",),
     "autoscaling/v1": (
         "Scale",
         "HorizontalPodAutoscaler",

@@ -58,10 +58,6 @@ HAND_DECLARED: dict[str, tuple[str | None, str | None]] = {
         "kapi.runtime.meta:Condition",
         "kapi.runtime.protobuf_messages:CONDITION",
     ),
-    "meta/v1.DeleteOptions": (
-        "kapi.runtime.meta:DeleteOptions",
-        "kapi.runtime.protobuf_messages:DELETE_OPTIONS",
-    ),
     "runtime.RawExtension": ("kapi.runtime.meta:RawExtension", None),
     "core/v1.ObjectReference": (
         "kapi.apis.core_v1_endpoints:ObjectReference",
@@ -92,6 +88,23 @@ VALUES: dict[str, tuple[str, str]] = {
 
 _API_VERSION_DOC = "APIVersion defines the versioned schema of this object."
 _KIND_DOC = "Kind is a string value representing the REST resource."
+
+
+def py_text(text: str, width: int = 60) -> str:
+    """``text`` as a Python string literal, split at spaces into implicitly concatenated
+    parts when long (``ruff format`` joins the parts again where they fit a line)."""
+    if len(text) <= width:
+        return json.dumps(text)
+    parts: list[str] = []
+    current = ""
+    for word in text.split(" "):
+        if current and len(current) + len(word) + 1 > width:
+            parts.append(current + " ")
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    parts.append(current)
+    return "(" + " ".join(json.dumps(p) for p in parts) + ")"
 
 
 def upper_snake(name: str) -> str:
@@ -299,7 +312,10 @@ class Generator:
             return f"s.List({', '.join(args)})"
         if expr.startswith("map[string]"):
             value_expr, value_enum = self.resolve(expr[len("map[string]") :])
-            return f"s.Map({self.schema(value_expr, value_enum, {})})"
+            values = self.schema(value_expr, value_enum, {})
+            if field.get("mapType"):
+                return f's.Map({values}, map_type="{field["mapType"]}")'
+            return f"s.Map({values})"
         facts = self.type_facts(expr)
         if expr in HAND_DECLARED or (facts is not None and facts["kind"] == "struct"):
             return self.ref(expr, proto=False)
@@ -325,7 +341,7 @@ class Generator:
             schema = self.schema(resolved, enum, f)
             args = [json.dumps(f["json"]), schema]
             desc = self.description(package, type_name, f["json"])
-            args.append(json.dumps(desc))
+            args.append(py_text(desc))
             required = f.get("required") or (not f.get("optional") and not f["omitempty"])
             if required:
                 args.append("required=True")
@@ -346,7 +362,7 @@ class Generator:
         self.imports.add("from kapi.runtime import schema as s")
         fields = sorted(self.fields(package, name, facts), key=lambda item: item[0])
         definition = f"io.k8s.api.{group}.{version}.{name}"
-        desc = json.dumps(self.description(package, name, "."))
+        desc = py_text(self.description(package, name, "."))
         is_kind = any(f.get("inline") and f["type"] == "meta/v1.TypeMeta" for f in facts["fields"])
         if is_kind:
             gvk = f'(("{API_GROUPS[group]}", "{version}", "{name}"),)'
@@ -447,6 +463,14 @@ def ruff_format(paths: list[Path]) -> None:
     files = [str(p) for p in paths]
     subprocess.run([*ruff, "check", *config, "--fix", "--select", "I", *files], check=True)
     subprocess.run([*ruff, "format", *config, *files], check=True)
+    # ruff joins the parts of a wrapped description that fit one line but keeps their
+    # parentheses: drop them.
+    for path in paths:
+        text = path.read_text()
+        path.write_text(_LONE_STRING.sub(r"\1\2\3", text))
+
+
+_LONE_STRING = re.compile(r'^(\s*)\(("(?:[^"\\\n]|\\.)*")\)(,?)$', re.MULTILINE)
 
 
 INIT = '''"""Declarations generated from upstream's API definitions (tools/apigen).
@@ -492,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     modules, missing = render()
+    for stale in out.glob("*.py"):
+        if stale.name != "__init__.py" and stale.name not in modules:
+            stale.unlink()
     written = []
     for name, text in modules.items():
         (out / name).write_text(text)

@@ -137,34 +137,6 @@ Condition = Struct(
 )
 
 
-Preconditions = Struct(
-    f"{_META}.Preconditions",
-    (
-        Field("resourceVersion", STRING, "The resourceVersion the object must have."),
-        Field("uid", STRING, "The UID the object must have."),
-    ),
-    "Conditions an operation checks before it goes ahead.",
-)
-
-DeleteOptions = Struct(
-    f"{_META}.DeleteOptions",
-    (
-        Field("apiVersion", STRING, "APIVersion defines the versioned schema of this object."),
-        Field("dryRun", List(STRING), "When set, the deletion is not persisted."),
-        Field("gracePeriodSeconds", INT64, "Seconds before the object is deleted."),
-        Field(
-            "ignoreStoreReadErrorWithClusterBreakingPotential",
-            BOOLEAN,
-            "Deletes an object the store cannot read; may break the cluster.",
-        ),
-        Field("kind", STRING, "Kind is a string value representing the REST resource."),
-        Field("orphanDependents", BOOLEAN, "Deprecated: use propagationPolicy."),
-        Field("preconditions", Preconditions, "Must be fulfilled before the deletion."),
-        Field("propagationPolicy", STRING, "Orphan, Background or Foreground."),
-    ),
-    "Options for a deletion.",
-)
-
 RawExtension = Struct(
     "io.k8s.apimachinery.pkg.runtime.RawExtension",
     (),

@@ -121,6 +121,9 @@ class Map(Schema):
     """A JSON object with free keys (``map[string]T``)."""
 
     values: Schema
+    #: ``x-kubernetes-map-type`` (upstream's ``+mapType``): ``"atomic"`` maps are owned,
+    #: merged and replaced as one value by server-side apply.
+    map_type: str | None = None
     json_type = (dict,)
 
     @property
@@ -128,7 +131,10 @@ class Map(Schema):
         return f"map[string]{self.values.type_name}"
 
     def openapi(self, refs: dict[str, Struct]) -> JSON:
-        return {"type": "object", "additionalProperties": _with_default(self.values, refs)}
+        schema: JSON = {"type": "object", "additionalProperties": _with_default(self.values, refs)}
+        if self.map_type:
+            schema["x-kubernetes-map-type"] = self.map_type
+        return schema
 
 
 @dataclass(frozen=True)

@@ -20,59 +20,113 @@ ControllerRevision = kind_struct(
     "io.k8s.api.apps.v1beta2.ControllerRevision",
     (("apps", "v1beta2", "ControllerRevision"),),
     (
-        s.Field("data", meta.RawExtension, ""),
-        s.Field("revision", s.INT64, "", required=True),
+        s.Field("data", meta.RawExtension, "The saved state, as an embedded object."),
+        s.Field("revision", s.INT64, "Revision number of this snapshot.", required=True),
     ),
-    "",
+    (
+        "An immutable snapshot of a controller's template at one "
+        "revision, used by StatefulSets and DaemonSets for history "
+        "and rollback."
+    ),
 )
 
 ControllerRevisionList = list_struct(ControllerRevision)
 RollingUpdateDaemonSet = s.Struct(
     "io.k8s.api.apps.v1beta2.RollingUpdateDaemonSet",
     (
-        s.Field("maxSurge", s.IntOrString(), ""),
-        s.Field("maxUnavailable", s.IntOrString(), ""),
+        s.Field(
+            "maxSurge",
+            s.IntOrString(),
+            (
+                "Number or percentage of nodes that may run a new pod next to "
+                "the old one during the update. Defaults to 0."
+            ),
+        ),
+        s.Field(
+            "maxUnavailable",
+            s.IntOrString(),
+            (
+                "Number or percentage of nodes whose pod may be unavailable "
+                "during the update. Defaults to 1."
+            ),
+        ),
     ),
-    "",
+    "Limits that pace a rolling update of a DaemonSet.",
 )
 
 DaemonSetUpdateStrategy = s.Struct(
     "io.k8s.api.apps.v1beta2.DaemonSetUpdateStrategy",
     (
-        s.Field("rollingUpdate", RollingUpdateDaemonSet, ""),
-        s.Field("type", s.STRING, ""),
+        s.Field("rollingUpdate", RollingUpdateDaemonSet, "Settings for type RollingUpdate."),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "RollingUpdate (the default) replaces pods node by node; "
+                "OnDelete replaces a pod only once you delete it."
+            ),
+        ),
     ),
-    "",
+    "How a DaemonSet replaces pods.",
 )
 
 DaemonSetSpec = s.Struct(
     "io.k8s.api.apps.v1beta2.DaemonSetSpec",
     (
-        s.Field("minReadySeconds", s.INT32, ""),
-        s.Field("revisionHistoryLimit", s.INT32, ""),
-        s.Field("selector", meta.LabelSelector, "", required=True),
-        s.Field("template", core_v1.PodTemplateSpec, "", required=True),
-        s.Field("updateStrategy", DaemonSetUpdateStrategy, ""),
+        s.Field(
+            "minReadySeconds",
+            s.INT32,
+            (
+                "Seconds a new pod must stay ready, with no container "
+                "crashing, before it counts as available. Defaults to 0."
+            ),
+        ),
+        s.Field(
+            "revisionHistoryLimit",
+            s.INT32,
+            "How many old ControllerRevisions to keep. Defaults to 10.",
+        ),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            "Label selector for the pods this daemon set owns; must match the template's labels.",
+            required=True,
+        ),
+        s.Field(
+            "template",
+            core_v1.PodTemplateSpec,
+            "The pod template run on each eligible node.",
+            required=True,
+        ),
+        s.Field(
+            "updateStrategy",
+            DaemonSetUpdateStrategy,
+            "How pods are replaced when the template changes.",
+        ),
     ),
-    "",
+    "The desired state of a DaemonSet.",
 )
 
 DaemonSetCondition = s.Struct(
     "io.k8s.api.apps.v1beta2.DaemonSetCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "Kind of condition.", required=True),
     ),
-    "",
+    "One observation about a DaemonSet.",
 )
 
 DaemonSetStatus = s.Struct(
     "io.k8s.api.apps.v1beta2.DaemonSetStatus",
     (
-        s.Field("collisionCount", s.INT32, ""),
+        s.Field(
+            "collisionCount",
+            s.INT32,
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -82,82 +136,186 @@ DaemonSetStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations about the daemon set.",
         ),
-        s.Field("currentNumberScheduled", s.INT32, "", required=True),
-        s.Field("desiredNumberScheduled", s.INT32, "", required=True),
-        s.Field("numberAvailable", s.INT32, ""),
-        s.Field("numberMisscheduled", s.INT32, "", required=True),
-        s.Field("numberReady", s.INT32, "", required=True),
-        s.Field("numberUnavailable", s.INT32, ""),
-        s.Field("observedGeneration", s.INT64, ""),
-        s.Field("updatedNumberScheduled", s.INT32, ""),
+        s.Field(
+            "currentNumberScheduled",
+            s.INT32,
+            "Number of nodes that run at least one pod of the set and should.",
+            required=True,
+        ),
+        s.Field(
+            "desiredNumberScheduled",
+            s.INT32,
+            "Number of nodes that should run a pod of the set.",
+            required=True,
+        ),
+        s.Field(
+            "numberAvailable",
+            s.INT32,
+            "Number of nodes whose pod has been ready for at least minReadySeconds.",
+        ),
+        s.Field(
+            "numberMisscheduled",
+            s.INT32,
+            "Number of nodes that run a pod of the set but should not.",
+            required=True,
+        ),
+        s.Field(
+            "numberReady", s.INT32, "Number of nodes whose pod of the set is ready.", required=True
+        ),
+        s.Field(
+            "numberUnavailable",
+            s.INT32,
+            "Number of nodes that should run an available pod but do not.",
+        ),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
+        ),
+        s.Field(
+            "updatedNumberScheduled",
+            s.INT32,
+            "Number of nodes whose pod runs the current template.",
+        ),
     ),
-    "",
+    "The observed state of a DaemonSet.",
 )
 
 DaemonSet = kind_struct(
     "io.k8s.api.apps.v1beta2.DaemonSet",
     (("apps", "v1beta2", "DaemonSet"),),
     (
-        s.Field("spec", DaemonSetSpec, ""),
-        s.Field("status", DaemonSetStatus, ""),
+        s.Field("spec", DaemonSetSpec, "The wanted pod and how it is updated on the nodes."),
+        s.Field("status", DaemonSetStatus, "Scheduling counts last observed by the controller."),
     ),
-    "",
+    "Runs one copy of a pod on every eligible node.",
 )
 
 DaemonSetList = list_struct(DaemonSet)
 RollingUpdateDeployment = s.Struct(
     "io.k8s.api.apps.v1beta2.RollingUpdateDeployment",
     (
-        s.Field("maxSurge", s.IntOrString(), ""),
-        s.Field("maxUnavailable", s.IntOrString(), ""),
+        s.Field(
+            "maxSurge",
+            s.IntOrString(),
+            (
+                "Number or percentage of pods that may be created above the "
+                "wanted count; percentages round up. Defaults to 25%."
+            ),
+        ),
+        s.Field(
+            "maxUnavailable",
+            s.IntOrString(),
+            (
+                "Number or percentage of wanted pods that may be unavailable "
+                "during the update; percentages round down. Defaults to 25%."
+            ),
+        ),
     ),
-    "",
+    "Limits that pace a rolling update of a Deployment.",
 )
 
 DeploymentStrategy = s.Struct(
     "io.k8s.api.apps.v1beta2.DeploymentStrategy",
     (
-        s.Field("rollingUpdate", RollingUpdateDeployment, ""),
-        s.Field("type", s.STRING, ""),
+        s.Field(
+            "rollingUpdate",
+            RollingUpdateDeployment,
+            "Limits for a rolling update; only with type RollingUpdate.",
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "RollingUpdate (the default) or Recreate, which deletes all "
+                "old pods before creating new ones."
+            ),
+        ),
     ),
-    "",
+    "How a Deployment replaces old pods with new ones.",
 )
 
 DeploymentSpec = s.Struct(
     "io.k8s.api.apps.v1beta2.DeploymentSpec",
     (
-        s.Field("minReadySeconds", s.INT32, ""),
-        s.Field("paused", s.BOOLEAN, ""),
-        s.Field("progressDeadlineSeconds", s.INT32, ""),
-        s.Field("replicas", s.INT32, ""),
-        s.Field("revisionHistoryLimit", s.INT32, ""),
-        s.Field("selector", meta.LabelSelector, "", required=True),
-        s.Field("strategy", DeploymentStrategy, "", patch_strategy="retainKeys"),
-        s.Field("template", core_v1.PodTemplateSpec, "", required=True),
+        s.Field(
+            "minReadySeconds",
+            s.INT32,
+            (
+                "Seconds a new pod must stay ready, with no container "
+                "crashing, before it counts as available. Defaults to 0."
+            ),
+        ),
+        s.Field(
+            "paused",
+            s.BOOLEAN,
+            "Stops the controller from acting on template changes until set back to false.",
+        ),
+        s.Field(
+            "progressDeadlineSeconds",
+            s.INT32,
+            (
+                "Seconds without progress after which the rollout is reported "
+                "as failed in the Progressing condition. Defaults to 600."
+            ),
+        ),
+        s.Field("replicas", s.INT32, "How many pods to keep running. Defaults to 1."),
+        s.Field(
+            "revisionHistoryLimit",
+            s.INT32,
+            "How many old ReplicaSets to keep for rolling back. Defaults to 10.",
+        ),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            (
+                "Label selector for the pods this deployment manages; must "
+                "match the template's labels and cannot be changed."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "strategy",
+            DeploymentStrategy,
+            "How old pods are replaced by new ones.",
+            patch_strategy="retainKeys",
+        ),
+        s.Field(
+            "template",
+            core_v1.PodTemplateSpec,
+            "The pod template; a change to it starts a new rollout.",
+            required=True,
+        ),
     ),
-    "",
+    "What a Deployment runs and how it replaces its pods.",
 )
 
 DeploymentCondition = s.Struct(
     "io.k8s.api.apps.v1beta2.DeploymentCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("lastUpdateTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("lastUpdateTime", s.Time(), "When the condition was last updated."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "Available, Progressing or ReplicaFailure.", required=True),
     ),
-    "",
+    "One observation about a Deployment.",
 )
 
 DeploymentStatus = s.Struct(
     "io.k8s.api.apps.v1beta2.DeploymentStatus",
     (
-        s.Field("availableReplicas", s.INT32, ""),
-        s.Field("collisionCount", s.INT32, ""),
+        s.Field(
+            "availableReplicas",
+            s.INT32,
+            "Number of pods that have been ready for at least minReadySeconds.",
+        ),
+        s.Field(
+            "collisionCount",
+            s.INT32,
+            "Counter that the controller raises to avoid ReplicaSet name collisions.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -167,56 +325,100 @@ DeploymentStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations such as Available, Progressing and ReplicaFailure.",
         ),
-        s.Field("observedGeneration", s.INT64, ""),
-        s.Field("readyReplicas", s.INT32, ""),
-        s.Field("replicas", s.INT32, ""),
-        s.Field("terminatingReplicas", s.INT32, ""),
-        s.Field("unavailableReplicas", s.INT32, ""),
-        s.Field("updatedReplicas", s.INT32, ""),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
+        ),
+        s.Field("readyReplicas", s.INT32, "Number of pods that are ready."),
+        s.Field("replicas", s.INT32, "Number of non-terminating pods owned by the deployment."),
+        s.Field(
+            "terminatingReplicas",
+            s.INT32,
+            "Number of pods that are being deleted but have not gone yet.",
+        ),
+        s.Field(
+            "unavailableReplicas", s.INT32, "Number of wanted pods that are not available yet."
+        ),
+        s.Field(
+            "updatedReplicas",
+            s.INT32,
+            "Number of non-terminating pods that run the current template.",
+        ),
     ),
-    "",
+    "The observed state of a Deployment.",
 )
 
 Deployment = kind_struct(
     "io.k8s.api.apps.v1beta2.Deployment",
     (("apps", "v1beta2", "Deployment"),),
     (
-        s.Field("spec", DeploymentSpec, ""),
-        s.Field("status", DeploymentStatus, ""),
+        s.Field(
+            "spec",
+            DeploymentSpec,
+            "The wanted pods, their number and how updates are rolled out.",
+        ),
+        s.Field(
+            "status",
+            DeploymentStatus,
+            "Rollout progress last observed by the deployment controller.",
+        ),
     ),
-    "",
+    (
+        "Runs a replicated, stateless application and rolls out "
+        "changes to its pods through ReplicaSets."
+    ),
 )
 
 DeploymentList = list_struct(Deployment)
 ReplicaSetSpec = s.Struct(
     "io.k8s.api.apps.v1beta2.ReplicaSetSpec",
     (
-        s.Field("minReadySeconds", s.INT32, ""),
-        s.Field("replicas", s.INT32, ""),
-        s.Field("selector", meta.LabelSelector, "", required=True),
-        s.Field("template", core_v1.PodTemplateSpec, ""),
+        s.Field(
+            "minReadySeconds",
+            s.INT32,
+            (
+                "Seconds a new pod must stay ready, with no container "
+                "crashing, before it counts as available. Defaults to 0."
+            ),
+        ),
+        s.Field("replicas", s.INT32, "How many pods to keep running. Defaults to 1."),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            (
+                "Label selector for the pods this replica set owns; must "
+                "match the template's labels."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "template", core_v1.PodTemplateSpec, "The pod template used to create missing pods."
+        ),
     ),
-    "",
+    "The desired state of a ReplicaSet.",
 )
 
 ReplicaSetCondition = s.Struct(
     "io.k8s.api.apps.v1beta2.ReplicaSetCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "Kind of condition, for example ReplicaFailure.", required=True),
     ),
-    "",
+    "One observation about a ReplicaSet.",
 )
 
 ReplicaSetStatus = s.Struct(
     "io.k8s.api.apps.v1beta2.ReplicaSetStatus",
     (
-        s.Field("availableReplicas", s.INT32, ""),
+        s.Field(
+            "availableReplicas",
+            s.INT32,
+            "Number of owned pods that have been ready for at least minReadySeconds.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -226,126 +428,243 @@ ReplicaSetStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations such as ReplicaFailure.",
         ),
-        s.Field("fullyLabeledReplicas", s.INT32, ""),
-        s.Field("observedGeneration", s.INT64, ""),
-        s.Field("readyReplicas", s.INT32, ""),
-        s.Field("replicas", s.INT32, "", required=True),
-        s.Field("terminatingReplicas", s.INT32, ""),
+        s.Field(
+            "fullyLabeledReplicas",
+            s.INT32,
+            "Number of owned pods whose labels match the template's labels.",
+        ),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
+        ),
+        s.Field("readyReplicas", s.INT32, "Number of owned pods that are ready."),
+        s.Field(
+            "replicas",
+            s.INT32,
+            "Number of non-terminating pods the replica set owns.",
+            required=True,
+        ),
+        s.Field(
+            "terminatingReplicas",
+            s.INT32,
+            "Number of owned pods that are being deleted but have not gone yet.",
+        ),
     ),
-    "",
+    "The observed state of a ReplicaSet.",
 )
 
 ReplicaSet = kind_struct(
     "io.k8s.api.apps.v1beta2.ReplicaSet",
     (("apps", "v1beta2", "ReplicaSet"),),
     (
-        s.Field("spec", ReplicaSetSpec, ""),
-        s.Field("status", ReplicaSetStatus, ""),
+        s.Field(
+            "spec", ReplicaSetSpec, "How many pods to run and the template to create them from."
+        ),
+        s.Field("status", ReplicaSetStatus, "Replica counts last observed by the controller."),
     ),
-    "",
+    "Keeps a fixed number of identical pods running; normally managed by a Deployment.",
 )
 
 ReplicaSetList = list_struct(ReplicaSet)
 RollingUpdateStatefulSetStrategy = s.Struct(
     "io.k8s.api.apps.v1beta2.RollingUpdateStatefulSetStrategy",
     (
-        s.Field("maxUnavailable", s.IntOrString(), ""),
-        s.Field("partition", s.INT32, ""),
+        s.Field(
+            "maxUnavailable",
+            s.IntOrString(),
+            (
+                "Number or percentage of pods that may be unavailable during "
+                "the update, at least 1. Defaults to 1."
+            ),
+        ),
+        s.Field(
+            "partition",
+            s.INT32,
+            "Only pods with an ordinal at or above this number are updated. Defaults to 0.",
+        ),
     ),
-    "",
+    "Settings of a StatefulSet rolling update.",
 )
 
 ScaleSpec = s.Struct(
     "io.k8s.api.apps.v1beta2.ScaleSpec",
-    (s.Field("replicas", s.INT32, ""),),
-    "",
+    (s.Field("replicas", s.INT32, "The wanted number of replicas."),),
+    "The wanted size of a scaled object.",
 )
 
 ScaleStatus = s.Struct(
     "io.k8s.api.apps.v1beta2.ScaleStatus",
     (
-        s.Field("replicas", s.INT32, "", required=True),
-        s.Field("selector", s.Map(s.STRING), ""),
-        s.Field("targetSelector", s.STRING, ""),
+        s.Field("replicas", s.INT32, "The current number of replicas.", required=True),
+        s.Field(
+            "selector",
+            s.Map(s.STRING, map_type="atomic"),
+            "Equality labels of the counted pods, as a map.",
+        ),
+        s.Field(
+            "targetSelector",
+            s.STRING,
+            "The counted pods' label selector in string form, such as app=web,tier!=cache.",
+        ),
     ),
-    "",
+    "The current size of a scaled object.",
 )
 
 Scale = kind_struct(
     "io.k8s.api.apps.v1beta2.Scale",
     (("apps", "v1beta2", "Scale"),),
     (
-        s.Field("spec", ScaleSpec, ""),
-        s.Field("status", ScaleStatus, ""),
+        s.Field("spec", ScaleSpec, "The wanted replica count."),
+        s.Field("status", ScaleStatus, "The current replica count and pod selector."),
     ),
-    "",
+    "The scale subresource of a workload; read and write its replica count.",
 )
 
 StatefulSetOrdinals = s.Struct(
     "io.k8s.api.apps.v1beta2.StatefulSetOrdinals",
-    (s.Field("start", s.INT32, ""),),
-    "",
+    (
+        s.Field(
+            "start",
+            s.INT32,
+            (
+                "Ordinal of the first pod; pods are numbered start to "
+                "start+replicas-1. Defaults to 0."
+            ),
+        ),
+    ),
+    "Numbering of a StatefulSet's pods.",
 )
 
 StatefulSetPersistentVolumeClaimRetentionPolicy = s.Struct(
     "io.k8s.api.apps.v1beta2.StatefulSetPersistentVolumeClaimRetentionPolicy",
     (
-        s.Field("whenDeleted", s.STRING, ""),
-        s.Field("whenScaled", s.STRING, ""),
+        s.Field(
+            "whenDeleted",
+            s.STRING,
+            "Retain (the default) or Delete; applies when the stateful set is deleted.",
+        ),
+        s.Field(
+            "whenScaled",
+            s.STRING,
+            "Retain (the default) or Delete; applies to claims of pods removed by a scale down.",
+        ),
     ),
-    "",
+    "What happens to claims made from volumeClaimTemplates.",
 )
 
 StatefulSetUpdateStrategy = s.Struct(
     "io.k8s.api.apps.v1beta2.StatefulSetUpdateStrategy",
     (
-        s.Field("rollingUpdate", RollingUpdateStatefulSetStrategy, ""),
-        s.Field("type", s.STRING, ""),
+        s.Field(
+            "rollingUpdate", RollingUpdateStatefulSetStrategy, "Settings for type RollingUpdate."
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "RollingUpdate (the default) replaces pods in reverse ordinal "
+                "order; OnDelete replaces a pod only once you delete it."
+            ),
+        ),
     ),
-    "",
+    "How a StatefulSet updates its pods.",
 )
 
 StatefulSetSpec = s.Struct(
     "io.k8s.api.apps.v1beta2.StatefulSetSpec",
     (
-        s.Field("minReadySeconds", s.INT32, ""),
-        s.Field("ordinals", StatefulSetOrdinals, ""),
+        s.Field(
+            "minReadySeconds",
+            s.INT32,
+            (
+                "Seconds a new pod must stay ready, with no container "
+                "crashing, before it counts as available. Defaults to 0."
+            ),
+        ),
+        s.Field("ordinals", StatefulSetOrdinals, "Numbering of the pods' ordinals."),
         s.Field(
             "persistentVolumeClaimRetentionPolicy",
             StatefulSetPersistentVolumeClaimRetentionPolicy,
-            "",
+            (
+                "Whether claims made from volumeClaimTemplates are kept or "
+                "deleted when the set is deleted or scaled down."
+            ),
         ),
-        s.Field("podManagementPolicy", s.STRING, ""),
-        s.Field("replicas", s.INT32, ""),
-        s.Field("revisionHistoryLimit", s.INT32, ""),
-        s.Field("selector", meta.LabelSelector, "", required=True),
-        s.Field("serviceName", s.STRING, ""),
-        s.Field("template", core_v1.PodTemplateSpec, "", required=True),
-        s.Field("updateStrategy", StatefulSetUpdateStrategy, ""),
-        s.Field("volumeClaimTemplates", s.List(core_v1.PersistentVolumeClaim), ""),
+        s.Field(
+            "podManagementPolicy",
+            s.STRING,
+            (
+                "OrderedReady (the default) creates and removes pods one at a "
+                "time in order; Parallel handles them all at once."
+            ),
+        ),
+        s.Field("replicas", s.INT32, "How many pods to run. Defaults to 1."),
+        s.Field(
+            "revisionHistoryLimit",
+            s.INT32,
+            "How many old ControllerRevisions to keep. Defaults to 10.",
+        ),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            (
+                "Label selector for the pods this stateful set owns; must "
+                "match the template's labels."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "serviceName", s.STRING, "Headless service that gives the pods their network identity."
+        ),
+        s.Field(
+            "template",
+            core_v1.PodTemplateSpec,
+            "The pod template; each pod is named <set name>-<ordinal>.",
+            required=True,
+        ),
+        s.Field(
+            "updateStrategy",
+            StatefulSetUpdateStrategy,
+            "How pods are updated when the template changes.",
+        ),
+        s.Field(
+            "volumeClaimTemplates",
+            s.List(core_v1.PersistentVolumeClaim),
+            (
+                "Claims made for every pod, one per template, and mounted by "
+                "volume name; they keep the pod's identity."
+            ),
+        ),
     ),
-    "",
+    "The desired state of a StatefulSet.",
 )
 
 StatefulSetCondition = s.Struct(
     "io.k8s.api.apps.v1beta2.StatefulSetCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "Kind of condition.", required=True),
     ),
-    "",
+    "One observation about a StatefulSet.",
 )
 
 StatefulSetStatus = s.Struct(
     "io.k8s.api.apps.v1beta2.StatefulSetStatus",
     (
-        s.Field("availableReplicas", s.INT32, ""),
-        s.Field("collisionCount", s.INT32, ""),
+        s.Field(
+            "availableReplicas",
+            s.INT32,
+            "Number of pods that have been ready for at least minReadySeconds.",
+        ),
+        s.Field(
+            "collisionCount",
+            s.INT32,
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -355,27 +674,39 @@ StatefulSetStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations about the stateful set.",
         ),
-        s.Field("currentReplicas", s.INT32, ""),
-        s.Field("currentRevision", s.STRING, ""),
-        s.Field("observedGeneration", s.INT64, ""),
-        s.Field("readyReplicas", s.INT32, ""),
-        s.Field("replicas", s.INT32, "", required=True),
-        s.Field("updateRevision", s.STRING, ""),
-        s.Field("updatedReplicas", s.INT32, ""),
+        s.Field("currentReplicas", s.INT32, "Number of pods created from currentRevision."),
+        s.Field(
+            "currentRevision",
+            s.STRING,
+            "Revision of the template used for pods with ordinals below the updated range.",
+        ),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
+        ),
+        s.Field("readyReplicas", s.INT32, "Number of pods that are ready."),
+        s.Field("replicas", s.INT32, "Number of pods the controller created.", required=True),
+        s.Field("updateRevision", s.STRING, "Revision of the template being rolled out."),
+        s.Field("updatedReplicas", s.INT32, "Number of pods created from updateRevision."),
     ),
-    "",
+    "The observed state of a StatefulSet.",
 )
 
 StatefulSet = kind_struct(
     "io.k8s.api.apps.v1beta2.StatefulSet",
     (("apps", "v1beta2", "StatefulSet"),),
     (
-        s.Field("spec", StatefulSetSpec, ""),
-        s.Field("status", StatefulSetStatus, ""),
+        s.Field(
+            "spec", StatefulSetSpec, "The wanted pods, their volumes and how they are updated."
+        ),
+        s.Field(
+            "status",
+            StatefulSetStatus,
+            "Replica counts and revisions last observed by the controller.",
+        ),
     ),
-    "",
+    "Runs pods with stable names and storage, created and updated in order.",
 )
 
 StatefulSetList = list_struct(StatefulSet)

@@ -17,41 +17,68 @@ from kapi.runtime.meta import kind_struct
 BoundObjectReference = s.Struct(
     "io.k8s.api.authentication.v1.BoundObjectReference",
     (
-        s.Field("apiVersion", s.STRING, ""),
-        s.Field("kind", s.STRING, ""),
-        s.Field("name", s.STRING, ""),
-        s.Field("uid", s.STRING, ""),
+        s.Field("apiVersion", s.STRING, "API version of the object's kind."),
+        s.Field("kind", s.STRING, "Kind of the object; Pod, Secret or Node."),
+        s.Field("name", s.STRING, "Name of the object."),
+        s.Field("uid", s.STRING, "UID of the object; when set it must match the stored object."),
     ),
-    "",
+    "The object a token is bound to.",
 )
 
 TokenRequestSpec = s.Struct(
     "io.k8s.api.authentication.v1.TokenRequestSpec",
     (
-        s.Field("audiences", s.List(s.STRING), "", required=True),
-        s.Field("boundObjectRef", BoundObjectReference, ""),
-        s.Field("expirationSeconds", s.INT64, ""),
+        s.Field(
+            "audiences",
+            s.List(s.STRING),
+            (
+                "Who the token is meant for; recipients must find one of "
+                "their own identifiers here. Defaults to the API server's "
+                "audiences."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "boundObjectRef",
+            BoundObjectReference,
+            "An object, such as a Pod, Secret or Node, whose deletion makes the token invalid.",
+        ),
+        s.Field(
+            "expirationSeconds",
+            s.INT64,
+            (
+                "Requested lifetime in seconds; the server may issue a "
+                "shorter or longer one. Defaults to 3600."
+            ),
+        ),
     ),
-    "",
+    "The properties of a requested service account token.",
 )
 
 TokenRequestStatus = s.Struct(
     "io.k8s.api.authentication.v1.TokenRequestStatus",
     (
-        s.Field("expirationTimestamp", s.Time(), "", required=True),
-        s.Field("token", s.STRING, "", required=True),
+        s.Field(
+            "expirationTimestamp", s.Time(), "When the token stops being valid.", required=True
+        ),
+        s.Field("token", s.STRING, "The signed token, an opaque string.", required=True),
     ),
-    "",
+    "The token that was issued.",
 )
 
 TokenRequest = kind_struct(
     "io.k8s.api.authentication.v1.TokenRequest",
     (("authentication.k8s.io", "v1", "TokenRequest"),),
     (
-        s.Field("spec", TokenRequestSpec, "", required=True),
-        s.Field("status", TokenRequestStatus, ""),
+        s.Field(
+            "spec",
+            TokenRequestSpec,
+            "Audiences, lifetime and optional object binding of the wanted token.",
+            required=True,
+        ),
+        s.Field("status", TokenRequestStatus, "The issued token and when it expires."),
     ),
-    "",
+    "Asks for a signed token for a service account, posted to its token subresource.",
 )
 
 

@@ -17,71 +17,124 @@ from kapi.runtime.meta import kind_struct, list_struct
 CrossVersionObjectReference = s.Struct(
     "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
     (
-        s.Field("apiVersion", s.STRING, ""),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("apiVersion", s.STRING, "API version of the object, such as apps/v1."),
+        s.Field("kind", s.STRING, "Kind of the object, such as Deployment.", required=True),
+        s.Field("name", s.STRING, "Name of the object.", required=True),
     ),
-    "",
+    "Names an object in the same namespace by kind, name and API version.",
     map_type="atomic",
 )
 
 HorizontalPodAutoscalerSpec = s.Struct(
     "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
     (
-        s.Field("maxReplicas", s.INT32, "", required=True),
-        s.Field("minReplicas", s.INT32, ""),
-        s.Field("scaleTargetRef", CrossVersionObjectReference, "", required=True),
-        s.Field("targetCPUUtilizationPercentage", s.INT32, ""),
+        s.Field(
+            "maxReplicas",
+            s.INT32,
+            "Most replicas to scale up to; at least minReplicas.",
+            required=True,
+        ),
+        s.Field(
+            "minReplicas",
+            s.INT32,
+            (
+                "Fewest replicas to scale down to. Defaults to 1; 0 is "
+                "allowed only with object or external metrics when the "
+                "feature is on."
+            ),
+        ),
+        s.Field(
+            "scaleTargetRef",
+            CrossVersionObjectReference,
+            "The workload whose scale subresource is adjusted.",
+            required=True,
+        ),
+        s.Field(
+            "targetCPUUtilizationPercentage",
+            s.INT32,
+            (
+                "Wanted average CPU use of the pods, as a percentage of their "
+                "request. Defaults to 80."
+            ),
+        ),
     ),
-    "",
+    "What a HorizontalPodAutoscaler scales and by which rules.",
 )
 
 HorizontalPodAutoscalerStatus = s.Struct(
     "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
     (
-        s.Field("currentCPUUtilizationPercentage", s.INT32, ""),
-        s.Field("currentReplicas", s.INT32, "", required=True),
-        s.Field("desiredReplicas", s.INT32, "", required=True),
-        s.Field("lastScaleTime", s.Time(), ""),
-        s.Field("observedGeneration", s.INT64, ""),
+        s.Field(
+            "currentCPUUtilizationPercentage",
+            s.INT32,
+            "Current average CPU use of the pods, as a percentage of their request.",
+        ),
+        s.Field(
+            "currentReplicas",
+            s.INT32,
+            "Replica count the target had when last checked.",
+            required=True,
+        ),
+        s.Field(
+            "desiredReplicas",
+            s.INT32,
+            "Replica count the autoscaler last asked for.",
+            required=True,
+        ),
+        s.Field("lastScaleTime", s.Time(), "When the replica count was last changed."),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the autoscaler last acted on."
+        ),
     ),
-    "",
+    "The observed state of a HorizontalPodAutoscaler.",
 )
 
 HorizontalPodAutoscaler = kind_struct(
     "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler",
     (("autoscaling", "v1", "HorizontalPodAutoscaler"),),
     (
-        s.Field("spec", HorizontalPodAutoscalerSpec, ""),
-        s.Field("status", HorizontalPodAutoscalerStatus, ""),
+        s.Field(
+            "spec",
+            HorizontalPodAutoscalerSpec,
+            "The target workload, replica bounds and metrics to act on.",
+        ),
+        s.Field(
+            "status",
+            HorizontalPodAutoscalerStatus,
+            "Replica counts and metric values last seen by the autoscaler.",
+        ),
     ),
-    "",
+    "Scales a workload's replica count up and down from observed metrics.",
 )
 
 HorizontalPodAutoscalerList = list_struct(HorizontalPodAutoscaler)
 ScaleSpec = s.Struct(
     "io.k8s.api.autoscaling.v1.ScaleSpec",
-    (s.Field("replicas", s.INT32, ""),),
-    "",
+    (s.Field("replicas", s.INT32, "The wanted number of replicas."),),
+    "The wanted size of a scaled object.",
 )
 
 ScaleStatus = s.Struct(
     "io.k8s.api.autoscaling.v1.ScaleStatus",
     (
-        s.Field("replicas", s.INT32, "", required=True),
-        s.Field("selector", s.STRING, ""),
+        s.Field("replicas", s.INT32, "The current number of replicas.", required=True),
+        s.Field(
+            "selector",
+            s.STRING,
+            "The counted pods' label selector in string form, such as app=web,tier!=cache.",
+        ),
     ),
-    "",
+    "The current size of a scaled object.",
 )
 
 Scale = kind_struct(
     "io.k8s.api.autoscaling.v1.Scale",
     (("autoscaling", "v1", "Scale"),),
     (
-        s.Field("spec", ScaleSpec, ""),
-        s.Field("status", ScaleStatus, ""),
+        s.Field("spec", ScaleSpec, "The wanted replica count."),
+        s.Field("status", ScaleStatus, "The current replica count and pod selector."),
     ),
-    "",
+    "The scale subresource of a workload; read and write its replica count.",
 )
 
 

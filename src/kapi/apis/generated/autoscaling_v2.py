@@ -19,215 +19,371 @@ from kapi.runtime.meta import kind_struct, list_struct
 MetricTarget = s.Struct(
     "io.k8s.api.autoscaling.v2.MetricTarget",
     (
-        s.Field("averageUtilization", s.INT32, ""),
-        s.Field("averageValue", s.Quantity(), ""),
-        s.Field("type", s.STRING, "", required=True),
-        s.Field("value", s.Quantity(), ""),
+        s.Field(
+            "averageUtilization",
+            s.INT32,
+            (
+                "Wanted average use as a percentage of the pods' requests; "
+                "only for resource metrics."
+            ),
+        ),
+        s.Field("averageValue", s.Quantity(), "Wanted value per pod."),
+        s.Field("type", s.STRING, "Utilization, Value or AverageValue.", required=True),
+        s.Field("value", s.Quantity(), "Wanted total value."),
     ),
-    "",
+    "The wanted value of a metric.",
 )
 
 ContainerResourceMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2.ContainerResourceMetricSource",
     (
-        s.Field("container", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("target", MetricTarget, "", required=True),
+        s.Field("container", s.STRING, "Name of the container in each pod.", required=True),
+        s.Field("name", s.STRING, "The resource, such as cpu or memory.", required=True),
+        s.Field(
+            "target",
+            MetricTarget,
+            "The wanted value, as average utilization or average value.",
+            required=True,
+        ),
     ),
-    "",
+    "A compute resource of one container, averaged over the pods being scaled.",
 )
 
 MetricValueStatus = s.Struct(
     "io.k8s.api.autoscaling.v2.MetricValueStatus",
     (
-        s.Field("averageUtilization", s.INT32, ""),
-        s.Field("averageValue", s.Quantity(), ""),
-        s.Field("value", s.Quantity(), ""),
+        s.Field(
+            "averageUtilization",
+            s.INT32,
+            "Current average use as a percentage of the pods' requests.",
+        ),
+        s.Field("averageValue", s.Quantity(), "Current value per pod."),
+        s.Field("value", s.Quantity(), "Current total value."),
     ),
-    "",
+    "A current metric value.",
 )
 
 ContainerResourceMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus",
     (
-        s.Field("container", s.STRING, "", required=True),
-        s.Field("current", MetricValueStatus, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("container", s.STRING, "Name of the container in each pod.", required=True),
+        s.Field("current", MetricValueStatus, "The value read.", required=True),
+        s.Field("name", s.STRING, "The resource, such as cpu or memory.", required=True),
     ),
-    "",
+    "Last read value of a container resource metric.",
 )
 
 CrossVersionObjectReference = s.Struct(
     "io.k8s.api.autoscaling.v2.CrossVersionObjectReference",
     (
-        s.Field("apiVersion", s.STRING, ""),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("apiVersion", s.STRING, "API version of the object, such as apps/v1."),
+        s.Field("kind", s.STRING, "Kind of the object, such as Deployment.", required=True),
+        s.Field("name", s.STRING, "Name of the object.", required=True),
     ),
-    "",
+    "Names an object in the same namespace by kind, name and API version.",
 )
 
 MetricIdentifier = s.Struct(
     "io.k8s.api.autoscaling.v2.MetricIdentifier",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("selector", meta.LabelSelector, ""),
+        s.Field("name", s.STRING, "Name of the metric.", required=True),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            "Extra label selector passed to the metrics server; unset uses only the name.",
+        ),
     ),
-    "",
+    "Names a metric.",
 )
 
 ExternalMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2.ExternalMetricSource",
     (
-        s.Field("metric", MetricIdentifier, "", required=True),
-        s.Field("target", MetricTarget, "", required=True),
+        s.Field("metric", MetricIdentifier, "Which metric to read.", required=True),
+        s.Field(
+            "target",
+            MetricTarget,
+            "The wanted value, as a total or a per-pod average.",
+            required=True,
+        ),
     ),
-    "",
+    "A metric not tied to any Kubernetes object.",
 )
 
 ExternalMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2.ExternalMetricStatus",
     (
-        s.Field("current", MetricValueStatus, "", required=True),
-        s.Field("metric", MetricIdentifier, "", required=True),
+        s.Field("current", MetricValueStatus, "The value read.", required=True),
+        s.Field("metric", MetricIdentifier, "Which metric was read.", required=True),
     ),
-    "",
+    "Last read value of an external metric.",
 )
 
 HPAScalingPolicy = s.Struct(
     "io.k8s.api.autoscaling.v2.HPAScalingPolicy",
     (
-        s.Field("periodSeconds", s.INT32, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
-        s.Field("value", s.INT32, "", required=True),
+        s.Field(
+            "periodSeconds",
+            s.INT32,
+            "Length of the period the limit applies to, 1 to 1800 seconds.",
+            required=True,
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            "Pods (an absolute number) or Percent (of the current replicas).",
+            required=True,
+        ),
+        s.Field(
+            "value",
+            s.INT32,
+            "How many pods, or what percentage, may change; more than 0.",
+            required=True,
+        ),
     ),
-    "",
+    "One allowed change per time period.",
 )
 
 HPAScalingRules = s.Struct(
     "io.k8s.api.autoscaling.v2.HPAScalingRules",
     (
-        s.Field("policies", s.List(HPAScalingPolicy), ""),
-        s.Field("selectPolicy", s.STRING, ""),
-        s.Field("stabilizationWindowSeconds", s.INT32, ""),
-        s.Field("tolerance", s.Quantity(), "", lifecycle=gated("HPAConfigurableTolerance")),
+        s.Field("policies", s.List(HPAScalingPolicy), "Allowed changes per time period."),
+        s.Field(
+            "selectPolicy",
+            s.STRING,
+            (
+                "Max (the default) uses the policy allowing the biggest "
+                "change, Min the smallest, Disabled stops scaling this way."
+            ),
+        ),
+        s.Field(
+            "stabilizationWindowSeconds",
+            s.INT32,
+            "Seconds of past recommendations considered so the count does not flap; 0 to 3600.",
+        ),
+        s.Field(
+            "tolerance",
+            s.Quantity(),
+            (
+                "Relative metric deviation from the target that is ignored, "
+                "such as 0.05 for 5%; the cluster default of 10% when unset."
+            ),
+            lifecycle=gated("HPAConfigurableTolerance"),
+        ),
     ),
-    "",
+    "Rate limits for scaling in one direction.",
 )
 
 HorizontalPodAutoscalerBehavior = s.Struct(
     "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior",
     (
-        s.Field("scaleDown", HPAScalingRules, ""),
-        s.Field("scaleUp", HPAScalingRules, ""),
+        s.Field(
+            "scaleDown",
+            HPAScalingRules,
+            (
+                "Rules for removing replicas. Defaults to a 300 second "
+                "stabilization window and removing up to all extra pods every "
+                "15 seconds."
+            ),
+        ),
+        s.Field(
+            "scaleUp",
+            HPAScalingRules,
+            (
+                "Rules for adding replicas. Defaults to no stabilization and "
+                "the faster of doubling or adding 4 pods every 15 seconds."
+            ),
+        ),
     ),
-    "",
+    "How fast a HorizontalPodAutoscaler may scale in each direction.",
 )
 
 ObjectMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2.ObjectMetricSource",
     (
-        s.Field("describedObject", CrossVersionObjectReference, "", required=True),
-        s.Field("metric", MetricIdentifier, "", required=True),
-        s.Field("target", MetricTarget, "", required=True),
+        s.Field(
+            "describedObject",
+            CrossVersionObjectReference,
+            "The object the metric is about.",
+            required=True,
+        ),
+        s.Field("metric", MetricIdentifier, "Which metric to read.", required=True),
+        s.Field("target", MetricTarget, "The wanted value of the metric.", required=True),
     ),
-    "",
+    "A metric describing one object in the autoscaler's namespace.",
 )
 
 PodsMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2.PodsMetricSource",
     (
-        s.Field("metric", MetricIdentifier, "", required=True),
-        s.Field("target", MetricTarget, "", required=True),
+        s.Field("metric", MetricIdentifier, "Which metric to read.", required=True),
+        s.Field("target", MetricTarget, "The wanted average value.", required=True),
     ),
-    "",
+    "A metric averaged over the pods being scaled.",
 )
 
 ResourceMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2.ResourceMetricSource",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("target", MetricTarget, "", required=True),
+        s.Field("name", s.STRING, "The resource, such as cpu or memory.", required=True),
+        s.Field(
+            "target",
+            MetricTarget,
+            "The wanted value, as average utilization or average value.",
+            required=True,
+        ),
     ),
-    "",
+    "A compute resource averaged over the pods being scaled.",
 )
 
 MetricSpec = s.Struct(
     "io.k8s.api.autoscaling.v2.MetricSpec",
     (
-        s.Field("containerResource", ContainerResourceMetricSource, ""),
-        s.Field("external", ExternalMetricSource, ""),
-        s.Field("object", ObjectMetricSource, ""),
-        s.Field("pods", PodsMetricSource, ""),
-        s.Field("resource", ResourceMetricSource, ""),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field(
+            "containerResource",
+            ContainerResourceMetricSource,
+            "A resource of one named container in each pod.",
+        ),
+        s.Field(
+            "external",
+            ExternalMetricSource,
+            "A metric from outside the cluster, such as queue length.",
+        ),
+        s.Field(
+            "object",
+            ObjectMetricSource,
+            (
+                "A metric describing one Kubernetes object, such as requests "
+                "per second on an Ingress."
+            ),
+        ),
+        s.Field(
+            "pods",
+            PodsMetricSource,
+            "A metric averaged over the target's pods, such as transactions per second.",
+        ),
+        s.Field(
+            "resource",
+            ResourceMetricSource,
+            "A resource of the pods, such as cpu or memory, as known from requests and limits.",
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            "Object, Pods, Resource, ContainerResource or External.",
+            required=True,
+        ),
     ),
-    "",
+    "One metric to scale on; set the member that type names.",
 )
 
 HorizontalPodAutoscalerSpec = s.Struct(
     "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec",
     (
-        s.Field("behavior", HorizontalPodAutoscalerBehavior, ""),
-        s.Field("maxReplicas", s.INT32, "", required=True),
-        s.Field("metrics", s.List(MetricSpec), ""),
-        s.Field("minReplicas", s.INT32, ""),
-        s.Field("scaleTargetRef", CrossVersionObjectReference, "", required=True),
+        s.Field(
+            "behavior",
+            HorizontalPodAutoscalerBehavior,
+            "Separate scale-up and scale-down tuning; built-in defaults apply when unset.",
+        ),
+        s.Field(
+            "maxReplicas",
+            s.INT32,
+            "Most replicas to scale up to; at least minReplicas.",
+            required=True,
+        ),
+        s.Field(
+            "metrics",
+            s.List(MetricSpec),
+            (
+                "Metrics used to compute the wanted replica count; the "
+                "largest proposal wins. Defaults to 80% average CPU "
+                "utilization."
+            ),
+        ),
+        s.Field(
+            "minReplicas",
+            s.INT32,
+            (
+                "Fewest replicas to scale down to. Defaults to 1; 0 is "
+                "allowed only with object or external metrics when the "
+                "feature is on."
+            ),
+        ),
+        s.Field(
+            "scaleTargetRef",
+            CrossVersionObjectReference,
+            "The workload whose scale subresource is adjusted.",
+            required=True,
+        ),
     ),
-    "",
+    "What a HorizontalPodAutoscaler scales and by which rules.",
 )
 
 HorizontalPodAutoscalerCondition = s.Struct(
     "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "AbleToScale, ScalingActive or ScalingLimited.", required=True),
     ),
-    "",
+    "One observation about a HorizontalPodAutoscaler.",
 )
 
 ObjectMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2.ObjectMetricStatus",
     (
-        s.Field("current", MetricValueStatus, "", required=True),
-        s.Field("describedObject", CrossVersionObjectReference, "", required=True),
-        s.Field("metric", MetricIdentifier, "", required=True),
+        s.Field("current", MetricValueStatus, "The value read.", required=True),
+        s.Field(
+            "describedObject",
+            CrossVersionObjectReference,
+            "The object the metric is about.",
+            required=True,
+        ),
+        s.Field("metric", MetricIdentifier, "Which metric was read.", required=True),
     ),
-    "",
+    "Last read value of an object metric.",
 )
 
 PodsMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2.PodsMetricStatus",
     (
-        s.Field("current", MetricValueStatus, "", required=True),
-        s.Field("metric", MetricIdentifier, "", required=True),
+        s.Field("current", MetricValueStatus, "The average value read.", required=True),
+        s.Field("metric", MetricIdentifier, "Which metric was read.", required=True),
     ),
-    "",
+    "Last read value of a pods metric.",
 )
 
 ResourceMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2.ResourceMetricStatus",
     (
-        s.Field("current", MetricValueStatus, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("current", MetricValueStatus, "The value read.", required=True),
+        s.Field("name", s.STRING, "The resource, such as cpu or memory.", required=True),
     ),
-    "",
+    "Last read value of a resource metric.",
 )
 
 MetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2.MetricStatus",
     (
-        s.Field("containerResource", ContainerResourceMetricStatus, ""),
-        s.Field("external", ExternalMetricStatus, ""),
-        s.Field("object", ObjectMetricStatus, ""),
-        s.Field("pods", PodsMetricStatus, ""),
-        s.Field("resource", ResourceMetricStatus, ""),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field(
+            "containerResource",
+            ContainerResourceMetricStatus,
+            "Current value of a container resource metric.",
+        ),
+        s.Field("external", ExternalMetricStatus, "Current value of an external metric."),
+        s.Field("object", ObjectMetricStatus, "Current value of an object metric."),
+        s.Field("pods", PodsMetricStatus, "Current value of a pods metric."),
+        s.Field("resource", ResourceMetricStatus, "Current value of a resource metric."),
+        s.Field(
+            "type",
+            s.STRING,
+            "Object, Pods, Resource, ContainerResource or External.",
+            required=True,
+        ),
     ),
-    "",
+    "The last read value of one metric.",
 )
 
 HorizontalPodAutoscalerStatus = s.Struct(
@@ -242,25 +398,42 @@ HorizontalPodAutoscalerStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations such as AbleToScale, ScalingActive and ScalingLimited.",
         ),
-        s.Field("currentMetrics", s.List(MetricStatus), ""),
-        s.Field("currentReplicas", s.INT32, ""),
-        s.Field("desiredReplicas", s.INT32, "", required=True),
-        s.Field("lastScaleTime", s.Time(), ""),
-        s.Field("observedGeneration", s.INT64, ""),
+        s.Field(
+            "currentMetrics", s.List(MetricStatus), "Last read value of each metric in the spec."
+        ),
+        s.Field("currentReplicas", s.INT32, "Replica count the target had when last checked."),
+        s.Field(
+            "desiredReplicas",
+            s.INT32,
+            "Replica count the autoscaler last asked for.",
+            required=True,
+        ),
+        s.Field("lastScaleTime", s.Time(), "When the replica count was last changed."),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the autoscaler last acted on."
+        ),
     ),
-    "",
+    "The observed state of a HorizontalPodAutoscaler.",
 )
 
 HorizontalPodAutoscaler = kind_struct(
     "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler",
     (("autoscaling", "v2", "HorizontalPodAutoscaler"),),
     (
-        s.Field("spec", HorizontalPodAutoscalerSpec, ""),
-        s.Field("status", HorizontalPodAutoscalerStatus, ""),
+        s.Field(
+            "spec",
+            HorizontalPodAutoscalerSpec,
+            "The target workload, replica bounds and metrics to act on.",
+        ),
+        s.Field(
+            "status",
+            HorizontalPodAutoscalerStatus,
+            "Replica counts and metric values last seen by the autoscaler.",
+        ),
     ),
-    "",
+    "Scales a workload's replica count up and down from observed metrics.",
 )
 
 HorizontalPodAutoscalerList = list_struct(HorizontalPodAutoscaler)

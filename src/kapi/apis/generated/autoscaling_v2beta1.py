@@ -18,191 +18,344 @@ from kapi.runtime.meta import kind_struct, list_struct
 ContainerResourceMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.ContainerResourceMetricSource",
     (
-        s.Field("container", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("targetAverageUtilization", s.INT32, ""),
-        s.Field("targetAverageValue", s.Quantity(), ""),
+        s.Field("container", s.STRING, "Name of the container in each pod.", required=True),
+        s.Field("name", s.STRING, "The resource, such as cpu or memory.", required=True),
+        s.Field(
+            "targetAverageUtilization",
+            s.INT32,
+            "Wanted average use as a percentage of the container's requests.",
+        ),
+        s.Field("targetAverageValue", s.Quantity(), "Wanted average amount per container."),
     ),
-    "",
+    "A compute resource of one container, averaged over the pods being scaled.",
 )
 
 ContainerResourceMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.ContainerResourceMetricStatus",
     (
-        s.Field("container", s.STRING, "", required=True),
-        s.Field("currentAverageUtilization", s.INT32, ""),
-        s.Field("currentAverageValue", s.Quantity(), "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("container", s.STRING, "Name of the container in each pod.", required=True),
+        s.Field(
+            "currentAverageUtilization",
+            s.INT32,
+            "Average use as a percentage of the container's requests.",
+        ),
+        s.Field(
+            "currentAverageValue", s.Quantity(), "Average amount per container.", required=True
+        ),
+        s.Field("name", s.STRING, "The resource, such as cpu or memory.", required=True),
     ),
-    "",
+    "Last read value of a container resource metric.",
 )
 
 CrossVersionObjectReference = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.CrossVersionObjectReference",
     (
-        s.Field("apiVersion", s.STRING, ""),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("apiVersion", s.STRING, "API version of the object, such as apps/v1."),
+        s.Field("kind", s.STRING, "Kind of the object, such as Deployment.", required=True),
+        s.Field("name", s.STRING, "Name of the object.", required=True),
     ),
-    "",
+    "Names an object in the same namespace by kind, name and API version.",
 )
 
 ExternalMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.ExternalMetricSource",
     (
-        s.Field("metricName", s.STRING, "", required=True),
-        s.Field("metricSelector", meta.LabelSelector, ""),
-        s.Field("targetAverageValue", s.Quantity(), ""),
-        s.Field("targetValue", s.Quantity(), ""),
+        s.Field("metricName", s.STRING, "Name of the metric.", required=True),
+        s.Field(
+            "metricSelector",
+            meta.LabelSelector,
+            "Label selector passed to the metrics server when reading the metric.",
+        ),
+        s.Field(
+            "targetAverageValue",
+            s.Quantity(),
+            "The wanted value per pod; conflicts with targetValue.",
+        ),
+        s.Field(
+            "targetValue",
+            s.Quantity(),
+            "The wanted total value; conflicts with targetAverageValue.",
+        ),
     ),
-    "",
+    "A metric not tied to any Kubernetes object.",
 )
 
 ExternalMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.ExternalMetricStatus",
     (
-        s.Field("currentAverageValue", s.Quantity(), ""),
-        s.Field("currentValue", s.Quantity(), "", required=True),
-        s.Field("metricName", s.STRING, "", required=True),
-        s.Field("metricSelector", meta.LabelSelector, ""),
+        s.Field("currentAverageValue", s.Quantity(), "The value read per pod."),
+        s.Field("currentValue", s.Quantity(), "The total value read.", required=True),
+        s.Field("metricName", s.STRING, "Name of the metric.", required=True),
+        s.Field(
+            "metricSelector",
+            meta.LabelSelector,
+            "Label selector that was passed to the metrics server.",
+        ),
     ),
-    "",
+    "Last read value of an external metric.",
 )
 
 ObjectMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.ObjectMetricSource",
     (
-        s.Field("averageValue", s.Quantity(), ""),
-        s.Field("metricName", s.STRING, "", required=True),
-        s.Field("selector", meta.LabelSelector, ""),
-        s.Field("target", CrossVersionObjectReference, "", required=True),
-        s.Field("targetValue", s.Quantity(), "", required=True),
+        s.Field(
+            "averageValue",
+            s.Quantity(),
+            "The wanted value of the metric divided by the number of pods.",
+        ),
+        s.Field("metricName", s.STRING, "Name of the metric.", required=True),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            "Extra label selector passed to the metrics server when reading the metric.",
+        ),
+        s.Field(
+            "target", CrossVersionObjectReference, "The object the metric is about.", required=True
+        ),
+        s.Field("targetValue", s.Quantity(), "The wanted value of the metric.", required=True),
     ),
-    "",
+    "A metric describing one object in the autoscaler's namespace.",
 )
 
 PodsMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.PodsMetricSource",
     (
-        s.Field("metricName", s.STRING, "", required=True),
-        s.Field("selector", meta.LabelSelector, ""),
-        s.Field("targetAverageValue", s.Quantity(), "", required=True),
+        s.Field("metricName", s.STRING, "Name of the metric.", required=True),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            "Extra label selector passed to the metrics server when reading the metric.",
+        ),
+        s.Field(
+            "targetAverageValue",
+            s.Quantity(),
+            "The wanted average value over the pods.",
+            required=True,
+        ),
     ),
-    "",
+    "A metric averaged over the pods being scaled.",
 )
 
 ResourceMetricSource = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.ResourceMetricSource",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("targetAverageUtilization", s.INT32, ""),
-        s.Field("targetAverageValue", s.Quantity(), ""),
+        s.Field("name", s.STRING, "The resource, such as cpu or memory.", required=True),
+        s.Field(
+            "targetAverageUtilization",
+            s.INT32,
+            "Wanted average use as a percentage of the pods' requests.",
+        ),
+        s.Field("targetAverageValue", s.Quantity(), "Wanted average amount per pod."),
     ),
-    "",
+    "A compute resource averaged over the pods being scaled.",
 )
 
 MetricSpec = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.MetricSpec",
     (
-        s.Field("containerResource", ContainerResourceMetricSource, ""),
-        s.Field("external", ExternalMetricSource, ""),
-        s.Field("object", ObjectMetricSource, ""),
-        s.Field("pods", PodsMetricSource, ""),
-        s.Field("resource", ResourceMetricSource, ""),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field(
+            "containerResource",
+            ContainerResourceMetricSource,
+            "A resource of one named container in each pod.",
+        ),
+        s.Field(
+            "external",
+            ExternalMetricSource,
+            "A metric from outside the cluster, such as queue length.",
+        ),
+        s.Field(
+            "object",
+            ObjectMetricSource,
+            (
+                "A metric describing one Kubernetes object, such as requests "
+                "per second on an Ingress."
+            ),
+        ),
+        s.Field(
+            "pods",
+            PodsMetricSource,
+            "A metric averaged over the target's pods, such as transactions per second.",
+        ),
+        s.Field(
+            "resource",
+            ResourceMetricSource,
+            "A resource of the pods, such as cpu or memory, as known from requests and limits.",
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            "Object, Pods, Resource, ContainerResource or External.",
+            required=True,
+        ),
     ),
-    "",
+    "One metric to scale on; set the member that type names.",
 )
 
 HorizontalPodAutoscalerSpec = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec",
     (
-        s.Field("maxReplicas", s.INT32, "", required=True),
-        s.Field("metrics", s.List(MetricSpec), ""),
-        s.Field("minReplicas", s.INT32, ""),
-        s.Field("scaleTargetRef", CrossVersionObjectReference, "", required=True),
+        s.Field(
+            "maxReplicas",
+            s.INT32,
+            "Most replicas to scale up to; at least minReplicas.",
+            required=True,
+        ),
+        s.Field(
+            "metrics",
+            s.List(MetricSpec),
+            (
+                "Metrics used to compute the wanted replica count; the "
+                "largest proposal wins. Defaults to 80% average CPU "
+                "utilization."
+            ),
+        ),
+        s.Field(
+            "minReplicas",
+            s.INT32,
+            (
+                "Fewest replicas to scale down to. Defaults to 1; 0 is "
+                "allowed only with object or external metrics when the "
+                "feature is on."
+            ),
+        ),
+        s.Field(
+            "scaleTargetRef",
+            CrossVersionObjectReference,
+            "The workload whose scale subresource is adjusted.",
+            required=True,
+        ),
     ),
-    "",
+    "What a HorizontalPodAutoscaler scales and by which rules.",
 )
 
 HorizontalPodAutoscalerCondition = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "AbleToScale, ScalingActive or ScalingLimited.", required=True),
     ),
-    "",
+    "One observation about a HorizontalPodAutoscaler.",
 )
 
 ObjectMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.ObjectMetricStatus",
     (
-        s.Field("averageValue", s.Quantity(), ""),
-        s.Field("currentValue", s.Quantity(), "", required=True),
-        s.Field("metricName", s.STRING, "", required=True),
-        s.Field("selector", meta.LabelSelector, ""),
-        s.Field("target", CrossVersionObjectReference, "", required=True),
+        s.Field("averageValue", s.Quantity(), "The value read divided by the number of pods."),
+        s.Field("currentValue", s.Quantity(), "The value read.", required=True),
+        s.Field("metricName", s.STRING, "Name of the metric.", required=True),
+        s.Field(
+            "selector", meta.LabelSelector, "Label selector that was passed to the metrics server."
+        ),
+        s.Field(
+            "target", CrossVersionObjectReference, "The object the metric is about.", required=True
+        ),
     ),
-    "",
+    "Last read value of an object metric.",
 )
 
 PodsMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.PodsMetricStatus",
     (
-        s.Field("currentAverageValue", s.Quantity(), "", required=True),
-        s.Field("metricName", s.STRING, "", required=True),
-        s.Field("selector", meta.LabelSelector, ""),
+        s.Field(
+            "currentAverageValue",
+            s.Quantity(),
+            "The average value read over the pods.",
+            required=True,
+        ),
+        s.Field("metricName", s.STRING, "Name of the metric.", required=True),
+        s.Field(
+            "selector", meta.LabelSelector, "Label selector that was passed to the metrics server."
+        ),
     ),
-    "",
+    "Last read value of a pods metric.",
 )
 
 ResourceMetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.ResourceMetricStatus",
     (
-        s.Field("currentAverageUtilization", s.INT32, ""),
-        s.Field("currentAverageValue", s.Quantity(), "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field(
+            "currentAverageUtilization",
+            s.INT32,
+            "Average use as a percentage of the pods' requests.",
+        ),
+        s.Field("currentAverageValue", s.Quantity(), "Average amount per pod.", required=True),
+        s.Field("name", s.STRING, "The resource, such as cpu or memory.", required=True),
     ),
-    "",
+    "Last read value of a resource metric.",
 )
 
 MetricStatus = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.MetricStatus",
     (
-        s.Field("containerResource", ContainerResourceMetricStatus, ""),
-        s.Field("external", ExternalMetricStatus, ""),
-        s.Field("object", ObjectMetricStatus, ""),
-        s.Field("pods", PodsMetricStatus, ""),
-        s.Field("resource", ResourceMetricStatus, ""),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field(
+            "containerResource",
+            ContainerResourceMetricStatus,
+            "Current value of a container resource metric.",
+        ),
+        s.Field("external", ExternalMetricStatus, "Current value of an external metric."),
+        s.Field("object", ObjectMetricStatus, "Current value of an object metric."),
+        s.Field("pods", PodsMetricStatus, "Current value of a pods metric."),
+        s.Field("resource", ResourceMetricStatus, "Current value of a resource metric."),
+        s.Field(
+            "type",
+            s.STRING,
+            "Object, Pods, Resource, ContainerResource or External.",
+            required=True,
+        ),
     ),
-    "",
+    "The last read value of one metric.",
 )
 
 HorizontalPodAutoscalerStatus = s.Struct(
     "io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerStatus",
     (
-        s.Field("conditions", s.List(HorizontalPodAutoscalerCondition), ""),
-        s.Field("currentMetrics", s.List(MetricStatus), ""),
-        s.Field("currentReplicas", s.INT32, "", required=True),
-        s.Field("desiredReplicas", s.INT32, "", required=True),
-        s.Field("lastScaleTime", s.Time(), ""),
-        s.Field("observedGeneration", s.INT64, ""),
+        s.Field(
+            "conditions",
+            s.List(HorizontalPodAutoscalerCondition),
+            "Current observations such as AbleToScale, ScalingActive and ScalingLimited.",
+        ),
+        s.Field(
+            "currentMetrics", s.List(MetricStatus), "Last read value of each metric in the spec."
+        ),
+        s.Field(
+            "currentReplicas",
+            s.INT32,
+            "Replica count the target had when last checked.",
+            required=True,
+        ),
+        s.Field(
+            "desiredReplicas",
+            s.INT32,
+            "Replica count the autoscaler last asked for.",
+            required=True,
+        ),
+        s.Field("lastScaleTime", s.Time(), "When the replica count was last changed."),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the autoscaler last acted on."
+        ),
     ),
-    "",
+    "The observed state of a HorizontalPodAutoscaler.",
 )
 
 HorizontalPodAutoscaler = kind_struct(
     "io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscaler",
     (("autoscaling", "v2beta1", "HorizontalPodAutoscaler"),),
     (
-        s.Field("spec", HorizontalPodAutoscalerSpec, ""),
-        s.Field("status", HorizontalPodAutoscalerStatus, ""),
+        s.Field(
+            "spec",
+            HorizontalPodAutoscalerSpec,
+            "The target workload, replica bounds and metrics to act on.",
+        ),
+        s.Field(
+            "status",
+            HorizontalPodAutoscalerStatus,
+            "Replica counts and metric values last seen by the autoscaler.",
+        ),
     ),
-    "",
+    "Scales a workload's replica count up and down from observed metrics.",
 )
 
 HorizontalPodAutoscalerList = list_struct(HorizontalPodAutoscaler)

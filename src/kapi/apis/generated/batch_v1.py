@@ -51,7 +51,11 @@ PodFailurePolicyOnExitCodesOperator = s.Scalar(
 PodFailurePolicyOnExitCodesRequirement = s.Struct(
     "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement",
     (
-        s.Field("containerName", s.STRING, ""),
+        s.Field(
+            "containerName",
+            s.STRING,
+            "Check only this container; all containers are checked when unset.",
+        ),
         s.Field(
             "operator",
             s.Scalar(
@@ -61,21 +65,36 @@ PodFailurePolicyOnExitCodesRequirement = s.Struct(
                     "NotIn",
                 ),
             ),
-            "",
+            "In or NotIn; whether an exit code must be in the list or outside it.",
             required=True,
         ),
-        s.Field("values", s.List(s.INT32, list_type="set"), "", required=True),
+        s.Field(
+            "values",
+            s.List(s.INT32, list_type="set"),
+            (
+                "Exit codes to compare with, sorted and without duplicates; 0 "
+                "is not allowed with In."
+            ),
+            required=True,
+        ),
     ),
-    "",
+    "Matches a failed pod by container exit codes.",
 )
 
 PodFailurePolicyOnPodConditionsPattern = s.Struct(
     "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern",
     (
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field(
+            "status", s.STRING, "Status the condition must have. Defaults to True.", required=True
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            "Pod condition type to look for, such as DisruptionTarget.",
+            required=True,
+        ),
     ),
-    "",
+    "Matches a failed pod by one of its conditions.",
 )
 
 PodFailurePolicyRule = s.Struct(
@@ -92,19 +111,37 @@ PodFailurePolicyRule = s.Struct(
                     "Ignore",
                 ),
             ),
-            "",
+            (
+                "FailJob, FailIndex, Ignore (do not count the failure) or "
+                "Count (count it toward backoffLimit)."
+            ),
             required=True,
         ),
-        s.Field("onExitCodes", PodFailurePolicyOnExitCodesRequirement, ""),
-        s.Field("onPodConditions", s.List(PodFailurePolicyOnPodConditionsPattern), ""),
+        s.Field(
+            "onExitCodes",
+            PodFailurePolicyOnExitCodesRequirement,
+            "Matches the pod by the exit codes of its containers.",
+        ),
+        s.Field(
+            "onPodConditions",
+            s.List(PodFailurePolicyOnPodConditionsPattern),
+            "Matches the pod by its conditions.",
+        ),
     ),
-    "",
+    "One rule of a pod failure policy; give either onExitCodes or onPodConditions.",
 )
 
 PodFailurePolicy = s.Struct(
     "io.k8s.api.batch.v1.PodFailurePolicy",
-    (s.Field("rules", s.List(PodFailurePolicyRule), "", required=True),),
-    "",
+    (
+        s.Field(
+            "rules",
+            s.List(PodFailurePolicyRule),
+            "Rules checked in order; the first one that matches a failed pod decides.",
+            required=True,
+        ),
+    ),
+    "How a Job reacts to its pods failing.",
 )
 
 PodReplacementPolicy = s.Scalar(
@@ -117,24 +154,52 @@ PodReplacementPolicy = s.Scalar(
 SuccessPolicyRule = s.Struct(
     "io.k8s.api.batch.v1.SuccessPolicyRule",
     (
-        s.Field("succeededCount", s.INT32, ""),
-        s.Field("succeededIndexes", s.STRING, ""),
+        s.Field(
+            "succeededCount",
+            s.INT32,
+            "How many successful indexes are needed, from succeededIndexes when given.",
+        ),
+        s.Field(
+            "succeededIndexes", s.STRING, "Indexes, as ranges such as 1,3-5, that must all succeed."
+        ),
     ),
-    "",
+    "One success rule; give succeededIndexes, succeededCount or both.",
 )
 
 SuccessPolicy = s.Struct(
     "io.k8s.api.batch.v1.SuccessPolicy",
-    (s.Field("rules", s.List(SuccessPolicyRule), "", required=True),),
-    "",
+    (
+        s.Field(
+            "rules",
+            s.List(SuccessPolicyRule),
+            "Rules of which any one, once met, makes the job succeed.",
+            required=True,
+        ),
+    ),
+    "When an Indexed Job counts as succeeded early.",
 )
 
 JobSpec = s.Struct(
     "io.k8s.api.batch.v1.JobSpec",
     (
-        s.Field("activeDeadlineSeconds", s.INT64, ""),
-        s.Field("backoffLimit", s.INT32, ""),
-        s.Field("backoffLimitPerIndex", s.INT32, ""),
+        s.Field(
+            "activeDeadlineSeconds",
+            s.INT64,
+            (
+                "Seconds since the job started after which all its pods are "
+                "stopped and it fails; counting restarts on resume."
+            ),
+        ),
+        s.Field(
+            "backoffLimit",
+            s.INT32,
+            "Retries allowed before the job is marked failed. Defaults to 6.",
+        ),
+        s.Field(
+            "backoffLimitPerIndex",
+            s.INT32,
+            "Retries allowed for each index of an Indexed job, counted separately.",
+        ),
         s.Field(
             "completionMode",
             s.Scalar(
@@ -144,14 +209,57 @@ JobSpec = s.Struct(
                     "NonIndexed",
                 ),
             ),
-            "",
+            (
+                "NonIndexed (the default) treats pods alike; Indexed gives "
+                "each pod an index from 0 to completions-1."
+            ),
         ),
-        s.Field("completions", s.INT32, ""),
-        s.Field("managedBy", s.STRING, ""),
-        s.Field("manualSelector", s.BOOLEAN, ""),
-        s.Field("maxFailedIndexes", s.INT32, ""),
-        s.Field("parallelism", s.INT32, ""),
-        s.Field("podFailurePolicy", PodFailurePolicy, ""),
+        s.Field(
+            "completions",
+            s.INT32,
+            (
+                "Successful pods needed to finish; unset means any one "
+                "success finishes the job once all pods are done."
+            ),
+        ),
+        s.Field(
+            "managedBy",
+            s.STRING,
+            (
+                "Name of the controller that syncs this job; "
+                "kubernetes.io/job-controller when unset. Immutable."
+            ),
+        ),
+        s.Field(
+            "manualSelector",
+            s.BOOLEAN,
+            (
+                "Set to true to give your own selector instead of the "
+                "generated one. Defaults to false."
+            ),
+        ),
+        s.Field(
+            "maxFailedIndexes",
+            s.INT32,
+            (
+                "With backoffLimitPerIndex, the number of failed indexes that "
+                "makes the whole job fail."
+            ),
+        ),
+        s.Field(
+            "parallelism",
+            s.INT32,
+            "Most pods to run at the same time; 0 pauses the job. Defaults to 1.",
+        ),
+        s.Field(
+            "podFailurePolicy",
+            PodFailurePolicy,
+            (
+                "Rules that decide, from exit codes and pod conditions, "
+                "whether a failed pod counts toward backoffLimit, is ignored, "
+                "or fails the job at once."
+            ),
+        ),
         s.Field(
             "podReplacementPolicy",
             s.Scalar(
@@ -161,24 +269,56 @@ JobSpec = s.Struct(
                     "TerminatingOrFailed",
                 ),
             ),
-            "",
+            (
+                "TerminatingOrFailed replaces a pod as soon as it is deleting "
+                "or failed; Failed waits until it has fully stopped and is "
+                "the only choice with podFailurePolicy."
+            ),
         ),
-        s.Field("selector", meta.LabelSelector, ""),
-        s.Field("successPolicy", SuccessPolicy, ""),
-        s.Field("suspend", s.BOOLEAN, ""),
-        s.Field("template", core_v1.PodTemplateSpec, "", required=True),
-        s.Field("ttlSecondsAfterFinished", s.INT32, ""),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            "Label selector for the job's pods; normally generated by the system.",
+        ),
+        s.Field(
+            "successPolicy",
+            SuccessPolicy,
+            "Rules that let an Indexed job succeed before all indexes complete.",
+        ),
+        s.Field(
+            "suspend",
+            s.BOOLEAN,
+            "While true no pods are created and running pods are stopped. Defaults to false.",
+        ),
+        s.Field(
+            "template",
+            core_v1.PodTemplateSpec,
+            "The pod template; its restartPolicy must be Never or OnFailure.",
+            required=True,
+        ),
+        s.Field(
+            "ttlSecondsAfterFinished",
+            s.INT32,
+            (
+                "Seconds after completion or failure after which the job and "
+                "its pods are deleted automatically."
+            ),
+        ),
     ),
-    "",
+    "What a Job runs and when it counts as finished.",
 )
 
 JobTemplateSpec = s.Struct(
     "io.k8s.api.batch.v1.JobTemplateSpec",
     (
-        s.Field("metadata", meta.ObjectMeta, ""),
-        s.Field("spec", JobSpec, ""),
+        s.Field(
+            "metadata",
+            meta.ObjectMeta,
+            "Labels, annotations and other metadata copied onto every created job.",
+        ),
+        s.Field("spec", JobSpec, "The spec of every created job."),
     ),
-    "",
+    "Metadata and spec for the Jobs a CronJob creates.",
 )
 
 CronJobSpec = s.Struct(
@@ -194,90 +334,165 @@ CronJobSpec = s.Struct(
                     "Replace",
                 ),
             ),
-            "",
+            (
+                "Allow (the default) runs jobs side by side; Forbid skips a "
+                "run while one is active; Replace stops the active run first."
+            ),
         ),
-        s.Field("failedJobsHistoryLimit", s.INT32, ""),
-        s.Field("jobTemplate", JobTemplateSpec, "", required=True),
-        s.Field("schedule", s.STRING, "", required=True),
-        s.Field("startingDeadlineSeconds", s.INT64, ""),
-        s.Field("successfulJobsHistoryLimit", s.INT32, ""),
-        s.Field("suspend", s.BOOLEAN, ""),
-        s.Field("timeZone", s.STRING, ""),
+        s.Field(
+            "failedJobsHistoryLimit",
+            s.INT32,
+            "How many failed finished jobs to keep. Defaults to 1.",
+        ),
+        s.Field(
+            "jobTemplate",
+            JobTemplateSpec,
+            "The job to create at each scheduled time.",
+            required=True,
+        ),
+        s.Field(
+            "schedule",
+            s.STRING,
+            'When to run, in cron format, such as "0 * * * *" or @hourly.',
+            required=True,
+        ),
+        s.Field(
+            "startingDeadlineSeconds",
+            s.INT64,
+            (
+                "Seconds after a missed start time during which the job may "
+                "still be started; later runs count as missed."
+            ),
+        ),
+        s.Field(
+            "successfulJobsHistoryLimit",
+            s.INT32,
+            "How many successful finished jobs to keep. Defaults to 3.",
+        ),
+        s.Field(
+            "suspend",
+            s.BOOLEAN,
+            "While true, no new jobs are started; running ones continue. Defaults to false.",
+        ),
+        s.Field(
+            "timeZone",
+            s.STRING,
+            (
+                "IANA time zone name for the schedule, such as Europe/Paris; "
+                "the controller's time zone when unset."
+            ),
+        ),
     ),
-    "",
+    "The schedule and job template of a CronJob.",
 )
 
 CronJobStatus = s.Struct(
     "io.k8s.api.batch.v1.CronJobStatus",
     (
-        s.Field("active", s.List(core_v1_endpoints.ObjectReference), ""),
-        s.Field("lastScheduleTime", s.Time(), ""),
-        s.Field("lastSuccessfulTime", s.Time(), ""),
+        s.Field(
+            "active",
+            s.List(core_v1_endpoints.ObjectReference),
+            "References to jobs that are running now.",
+        ),
+        s.Field("lastScheduleTime", s.Time(), "When a job was last scheduled."),
+        s.Field("lastSuccessfulTime", s.Time(), "When a job last finished successfully."),
     ),
-    "",
+    "The observed state of a CronJob.",
 )
 
 CronJob = kind_struct(
     "io.k8s.api.batch.v1.CronJob",
     (("batch", "v1", "CronJob"),),
     (
-        s.Field("spec", CronJobSpec, ""),
-        s.Field("status", CronJobStatus, ""),
+        s.Field("spec", CronJobSpec, "The schedule and the job template."),
+        s.Field(
+            "status",
+            CronJobStatus,
+            "The jobs currently running and when the last one was scheduled.",
+        ),
     ),
-    "",
+    "Creates Jobs on a repeating schedule.",
 )
 
 CronJobList = list_struct(CronJob)
 JobCondition = s.Struct(
     "io.k8s.api.batch.v1.JobCondition",
     (
-        s.Field("lastProbeTime", s.Time(), ""),
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastProbeTime", s.Time(), "When the condition was last checked."),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field(
+            "type",
+            s.STRING,
+            "Complete, Failed, Suspended, FailureTarget or SuccessCriteriaMet.",
+            required=True,
+        ),
     ),
-    "",
+    "One observation about a Job.",
 )
 
 UncountedTerminatedPods = s.Struct(
     "io.k8s.api.batch.v1.UncountedTerminatedPods",
     (
-        s.Field("failed", s.List(s.STRING, list_type="set"), ""),
-        s.Field("succeeded", s.List(s.STRING, list_type="set"), ""),
+        s.Field("failed", s.List(s.STRING, list_type="set"), "UIDs of pods that failed."),
+        s.Field("succeeded", s.List(s.STRING, list_type="set"), "UIDs of pods that succeeded."),
     ),
-    "",
+    "Finished pods of a Job not yet included in its counters.",
 )
 
 JobStatus = s.Struct(
     "io.k8s.api.batch.v1.JobStatus",
     (
-        s.Field("active", s.INT32, ""),
-        s.Field("completedIndexes", s.STRING, ""),
-        s.Field("completionTime", s.Time(), ""),
+        s.Field("active", s.INT32, "Number of pods still running or pending."),
         s.Field(
-            "conditions", s.List(JobCondition, patch_strategy="merge", patch_merge_key="type"), ""
+            "completedIndexes",
+            s.STRING,
+            "Indexes that completed, as ranges such as 1,3-5, for Indexed jobs.",
         ),
-        s.Field("failed", s.INT32, ""),
-        s.Field("failedIndexes", s.STRING, ""),
-        s.Field("ready", s.INT32, ""),
-        s.Field("startTime", s.Time(), ""),
-        s.Field("succeeded", s.INT32, ""),
-        s.Field("terminating", s.INT32, ""),
-        s.Field("uncountedTerminatedPods", UncountedTerminatedPods, ""),
+        s.Field("completionTime", s.Time(), "When the job finished successfully."),
+        s.Field(
+            "conditions",
+            s.List(JobCondition, patch_strategy="merge", patch_merge_key="type"),
+            (
+                "Current observations such as Complete, Failed, Suspended, "
+                "FailureTarget and SuccessCriteriaMet."
+            ),
+        ),
+        s.Field("failed", s.INT32, "Number of pods that failed."),
+        s.Field(
+            "failedIndexes",
+            s.STRING,
+            "Indexes that failed, as ranges such as 1,3-5, with backoffLimitPerIndex.",
+        ),
+        s.Field("ready", s.INT32, "Number of active pods that are ready."),
+        s.Field(
+            "startTime",
+            s.Time(),
+            "When the job controller started the job; reset when the job is resumed.",
+        ),
+        s.Field("succeeded", s.INT32, "Number of pods that succeeded."),
+        s.Field("terminating", s.INT32, "Number of pods that are shutting down."),
+        s.Field(
+            "uncountedTerminatedPods",
+            UncountedTerminatedPods,
+            "UIDs of finished pods that the controller has not added to the counters yet.",
+        ),
     ),
-    "",
+    "The observed state of a Job.",
 )
 
 Job = kind_struct(
     "io.k8s.api.batch.v1.Job",
     (("batch", "v1", "Job"),),
     (
-        s.Field("spec", JobSpec, ""),
-        s.Field("status", JobStatus, ""),
+        s.Field(
+            "spec", JobSpec, ("The pods to run and the rules for success, failure and retries.")
+        ),
+        s.Field("status", JobStatus, "Progress of the job as last observed by the job controller."),
     ),
-    "",
+    "Runs pods until a given number of them finish successfully.",
 )
 
 JobList = list_struct(Job)

@@ -20,45 +20,100 @@ from kapi.runtime.meta import kind_struct, list_struct
 JobTemplateSpec = s.Struct(
     "io.k8s.api.batch.v1beta1.JobTemplateSpec",
     (
-        s.Field("metadata", meta.ObjectMeta, ""),
-        s.Field("spec", batch_v1.JobSpec, ""),
+        s.Field(
+            "metadata",
+            meta.ObjectMeta,
+            "Labels, annotations and other metadata copied onto every created job.",
+        ),
+        s.Field("spec", batch_v1.JobSpec, "The spec of every created job."),
     ),
-    "",
+    "Metadata and spec for the Jobs a CronJob creates.",
 )
 
 CronJobSpec = s.Struct(
     "io.k8s.api.batch.v1beta1.CronJobSpec",
     (
-        s.Field("concurrencyPolicy", s.STRING, ""),
-        s.Field("failedJobsHistoryLimit", s.INT32, ""),
-        s.Field("jobTemplate", JobTemplateSpec, "", required=True),
-        s.Field("schedule", s.STRING, "", required=True),
-        s.Field("startingDeadlineSeconds", s.INT64, ""),
-        s.Field("successfulJobsHistoryLimit", s.INT32, ""),
-        s.Field("suspend", s.BOOLEAN, ""),
-        s.Field("timeZone", s.STRING, ""),
+        s.Field(
+            "concurrencyPolicy",
+            s.STRING,
+            (
+                "Allow (the default) runs jobs side by side; Forbid skips a "
+                "run while one is active; Replace stops the active run first."
+            ),
+        ),
+        s.Field(
+            "failedJobsHistoryLimit",
+            s.INT32,
+            "How many failed finished jobs to keep. Defaults to 1.",
+        ),
+        s.Field(
+            "jobTemplate",
+            JobTemplateSpec,
+            "The job to create at each scheduled time.",
+            required=True,
+        ),
+        s.Field(
+            "schedule",
+            s.STRING,
+            'When to run, in cron format, such as "0 * * * *" or @hourly.',
+            required=True,
+        ),
+        s.Field(
+            "startingDeadlineSeconds",
+            s.INT64,
+            (
+                "Seconds after a missed start time during which the job may "
+                "still be started; later runs count as missed."
+            ),
+        ),
+        s.Field(
+            "successfulJobsHistoryLimit",
+            s.INT32,
+            "How many successful finished jobs to keep. Defaults to 3.",
+        ),
+        s.Field(
+            "suspend",
+            s.BOOLEAN,
+            "While true, no new jobs are started; running ones continue. Defaults to false.",
+        ),
+        s.Field(
+            "timeZone",
+            s.STRING,
+            (
+                "IANA time zone name for the schedule, such as Europe/Paris; "
+                "the controller's time zone when unset."
+            ),
+        ),
     ),
-    "",
+    "The schedule and job template of a CronJob.",
 )
 
 CronJobStatus = s.Struct(
     "io.k8s.api.batch.v1beta1.CronJobStatus",
     (
-        s.Field("active", s.List(core_v1_endpoints.ObjectReference), ""),
-        s.Field("lastScheduleTime", s.Time(), ""),
-        s.Field("lastSuccessfulTime", s.Time(), ""),
+        s.Field(
+            "active",
+            s.List(core_v1_endpoints.ObjectReference),
+            "References to jobs that are running now.",
+        ),
+        s.Field("lastScheduleTime", s.Time(), "When a job was last scheduled."),
+        s.Field("lastSuccessfulTime", s.Time(), "When a job last finished successfully."),
     ),
-    "",
+    "The observed state of a CronJob.",
 )
 
 CronJob = kind_struct(
     "io.k8s.api.batch.v1beta1.CronJob",
     (("batch", "v1beta1", "CronJob"),),
     (
-        s.Field("spec", CronJobSpec, ""),
-        s.Field("status", CronJobStatus, ""),
+        s.Field("spec", CronJobSpec, "The schedule and the job template."),
+        s.Field(
+            "status",
+            CronJobStatus,
+            "The jobs currently running and when the last one was scheduled.",
+        ),
     ),
-    "",
+    "Creates Jobs on a repeating schedule.",
 )
 
 CronJobList = list_struct(CronJob)

@@ -20,12 +20,14 @@ from kapi.runtime.meta import kind_struct, list_struct
 AWSElasticBlockStoreVolumeSource = s.Struct(
     "io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("partition", s.INT32, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("volumeID", s.STRING, "", required=True),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field(
+            "partition", s.INT32, "Partition number to mount; 0 or unset mounts the whole disk."
+        ),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("volumeID", s.STRING, "ID of the EBS volume.", required=True),
     ),
-    "",
+    "An AWS Elastic Block Store volume.",
 )
 
 NodeSelectorOperator = s.Scalar(
@@ -42,7 +44,7 @@ NodeSelectorOperator = s.Scalar(
 NodeSelectorRequirement = s.Struct(
     "io.k8s.api.core.v1.NodeSelectorRequirement",
     (
-        s.Field("key", s.STRING, "", required=True),
+        s.Field("key", s.STRING, "The label key or field name to test.", required=True),
         s.Field(
             "operator",
             s.Scalar(
@@ -56,103 +58,189 @@ NodeSelectorRequirement = s.Struct(
                     "NotIn",
                 ),
             ),
-            "",
+            "In, NotIn, Exists, DoesNotExist, Gt or Lt.",
             required=True,
         ),
-        s.Field("values", s.List(s.STRING), ""),
+        s.Field(
+            "values",
+            s.List(s.STRING),
+            (
+                "The values to compare with; one integer for Gt and Lt, none "
+                "for Exists and DoesNotExist."
+            ),
+        ),
     ),
-    "",
+    "A test of one node label or field.",
 )
 
 NodeSelectorTerm = s.Struct(
     "io.k8s.api.core.v1.NodeSelectorTerm",
     (
-        s.Field("matchExpressions", s.List(NodeSelectorRequirement), ""),
-        s.Field("matchFields", s.List(NodeSelectorRequirement), ""),
+        s.Field(
+            "matchExpressions", s.List(NodeSelectorRequirement), "Requirements on node labels."
+        ),
+        s.Field("matchFields", s.List(NodeSelectorRequirement), "Requirements on node fields."),
     ),
-    "",
+    "Requirements that a node must meet together.",
     map_type="atomic",
 )
 
 NodeSelector = s.Struct(
     "io.k8s.api.core.v1.NodeSelector",
-    (s.Field("nodeSelectorTerms", s.List(NodeSelectorTerm), "", required=True),),
-    "",
+    (
+        s.Field(
+            "nodeSelectorTerms",
+            s.List(NodeSelectorTerm),
+            "The terms; a node matches if it matches at least one.",
+            required=True,
+        ),
+    ),
+    "A set of node selector terms, any of which may match.",
     map_type="atomic",
 )
 
 PreferredSchedulingTerm = s.Struct(
     "io.k8s.api.core.v1.PreferredSchedulingTerm",
     (
-        s.Field("preference", NodeSelectorTerm, "", required=True),
-        s.Field("weight", s.INT32, "", required=True),
+        s.Field("preference", NodeSelectorTerm, "The node selector term to match.", required=True),
+        s.Field(
+            "weight",
+            s.INT32,
+            "Weight added to a node's score when the preference matches, 1 to 100.",
+            required=True,
+        ),
     ),
-    "",
+    "A weighted soft node preference.",
 )
 
 NodeAffinity = s.Struct(
     "io.k8s.api.core.v1.NodeAffinity",
     (
         s.Field(
-            "preferredDuringSchedulingIgnoredDuringExecution", s.List(PreferredSchedulingTerm), ""
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            s.List(PreferredSchedulingTerm),
+            "Soft rules; nodes matching terms with more total weight score higher.",
         ),
-        s.Field("requiredDuringSchedulingIgnoredDuringExecution", NodeSelector, ""),
+        s.Field(
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            NodeSelector,
+            (
+                "Hard rule that a node must meet for the pod to be placed "
+                "there; not re-checked later."
+            ),
+        ),
     ),
-    "",
+    "Node selection rules for a pod.",
 )
 
 PodAffinityTerm = s.Struct(
     "io.k8s.api.core.v1.PodAffinityTerm",
     (
-        s.Field("labelSelector", meta.LabelSelector, ""),
-        s.Field("matchLabelKeys", s.List(s.STRING), ""),
-        s.Field("mismatchLabelKeys", s.List(s.STRING), ""),
-        s.Field("namespaceSelector", meta.LabelSelector, ""),
-        s.Field("namespaces", s.List(s.STRING), ""),
-        s.Field("topologyKey", s.STRING, "", required=True),
+        s.Field(
+            "labelSelector", meta.LabelSelector, "Labels of the other pods; unset matches none."
+        ),
+        s.Field(
+            "matchLabelKeys",
+            s.List(s.STRING),
+            (
+                "Label keys whose values on the incoming pod are added as "
+                "equality terms to labelSelector."
+            ),
+        ),
+        s.Field(
+            "mismatchLabelKeys",
+            s.List(s.STRING),
+            (
+                "Label keys whose values on the incoming pod are added as "
+                "inequality terms to labelSelector."
+            ),
+        ),
+        s.Field(
+            "namespaceSelector",
+            meta.LabelSelector,
+            (
+                "Labels of namespaces to look in, added to namespaces; an "
+                "empty selector means all namespaces."
+            ),
+        ),
+        s.Field(
+            "namespaces",
+            s.List(s.STRING),
+            (
+                "Namespaces to look for the other pods in; with "
+                "namespaceSelector unset and this empty, the pod's own "
+                "namespace."
+            ),
+        ),
+        s.Field(
+            "topologyKey",
+            s.STRING,
+            "Node label whose value defines a domain, such as a zone; required.",
+            required=True,
+        ),
     ),
-    "",
+    "Which pods to be near to or away from, and within what topology.",
 )
 
 WeightedPodAffinityTerm = s.Struct(
     "io.k8s.api.core.v1.WeightedPodAffinityTerm",
     (
-        s.Field("podAffinityTerm", PodAffinityTerm, "", required=True),
-        s.Field("weight", s.INT32, "", required=True),
+        s.Field("podAffinityTerm", PodAffinityTerm, "The term to match.", required=True),
+        s.Field("weight", s.INT32, "Weight of the term, 1 to 100.", required=True),
     ),
-    "",
+    "A weighted soft pod (anti-)affinity term.",
 )
 
 PodAffinity = s.Struct(
     "io.k8s.api.core.v1.PodAffinity",
     (
         s.Field(
-            "preferredDuringSchedulingIgnoredDuringExecution", s.List(WeightedPodAffinityTerm), ""
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            s.List(WeightedPodAffinityTerm),
+            "Soft terms; nodes with more matching weight score higher.",
         ),
-        s.Field("requiredDuringSchedulingIgnoredDuringExecution", s.List(PodAffinityTerm), ""),
+        s.Field(
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            s.List(PodAffinityTerm),
+            "Terms that must all hold for a node to be chosen; not re-checked later.",
+        ),
     ),
-    "",
+    "Rules that attract a pod to other pods.",
 )
 
 PodAntiAffinity = s.Struct(
     "io.k8s.api.core.v1.PodAntiAffinity",
     (
         s.Field(
-            "preferredDuringSchedulingIgnoredDuringExecution", s.List(WeightedPodAffinityTerm), ""
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            s.List(WeightedPodAffinityTerm),
+            "Soft terms; nodes with more matching weight score lower.",
         ),
-        s.Field("requiredDuringSchedulingIgnoredDuringExecution", s.List(PodAffinityTerm), ""),
+        s.Field(
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            s.List(PodAffinityTerm),
+            "Terms that must all hold for a node to be chosen; not re-checked later.",
+        ),
     ),
-    "",
+    "Rules that keep a pod apart from other pods.",
 )
 
 Affinity = s.Struct(
     "io.k8s.api.core.v1.Affinity",
     (
-        s.Field("nodeAffinity", NodeAffinity, ""),
-        s.Field("podAffinity", PodAffinity, ""),
-        s.Field("podAntiAffinity", PodAntiAffinity, ""),
+        s.Field(
+            "nodeAffinity", NodeAffinity, "Rules about which nodes the pod may or should run on."
+        ),
+        s.Field(
+            "podAffinity", PodAffinity, "Rules that place the pod near pods with certain labels."
+        ),
+        s.Field(
+            "podAntiAffinity",
+            PodAntiAffinity,
+            "Rules that keep the pod away from pods with certain labels.",
+        ),
     ),
-    "",
+    "Scheduling preferences and requirements relative to nodes and other pods.",
 )
 
 AppArmorProfileType = s.Scalar(
@@ -166,7 +254,14 @@ AppArmorProfileType = s.Scalar(
 AppArmorProfile = s.Struct(
     "io.k8s.api.core.v1.AppArmorProfile",
     (
-        s.Field("localhostProfile", s.STRING, ""),
+        s.Field(
+            "localhostProfile",
+            s.STRING,
+            (
+                "The AppArmor profile, as named on the node where it is "
+                "already loaded; only with type Localhost."
+            ),
+        ),
         s.Field(
             "type",
             s.Scalar(
@@ -177,11 +272,11 @@ AppArmorProfile = s.Struct(
                     "Unconfined",
                 ),
             ),
-            "",
+            "RuntimeDefault, Unconfined or Localhost.",
             required=True,
         ),
     ),
-    "",
+    "An AppArmor profile choice.",
 )
 
 AzureDataDiskCachingMode = s.Scalar(
@@ -213,11 +308,11 @@ AzureDiskVolumeSource = s.Struct(
                     "ReadWrite",
                 ),
             ),
-            "",
+            "Host caching; None, ReadOnly or ReadWrite. Defaults to ReadWrite.",
         ),
-        s.Field("diskName", s.STRING, "", required=True),
-        s.Field("diskURI", s.STRING, "", required=True),
-        s.Field("fsType", s.STRING, ""),
+        s.Field("diskName", s.STRING, "Name of the disk.", required=True),
+        s.Field("diskURI", s.STRING, "URI of the disk.", required=True),
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
         s.Field(
             "kind",
             s.Scalar(
@@ -228,80 +323,108 @@ AzureDiskVolumeSource = s.Struct(
                     "Shared",
                 ),
             ),
-            "",
+            "Shared, Dedicated or Managed. Defaults to Shared.",
         ),
-        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
     ),
-    "",
+    "An Azure data disk.",
 )
 
 AzureFileVolumeSource = s.Struct(
     "io.k8s.api.core.v1.AzureFileVolumeSource",
     (
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretName", s.STRING, "", required=True),
-        s.Field("shareName", s.STRING, "", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretName",
+            s.STRING,
+            "Secret holding the storage account name and key.",
+            required=True,
+        ),
+        s.Field("shareName", s.STRING, "Name of the share.", required=True),
     ),
-    "",
+    "An Azure File share.",
 )
 
 Binding = kind_struct(
     "io.k8s.api.core.v1.Binding",
     (("", "v1", "Binding"),),
-    (s.Field("target", core_v1_endpoints.ObjectReference, "", required=True),),
-    "",
+    (
+        s.Field(
+            "target",
+            core_v1_endpoints.ObjectReference,
+            "The node the pod is assigned to.",
+            required=True,
+        ),
+    ),
+    "Assigns a pod to a node; posted to a pod's binding subresource by a scheduler.",
 )
 
 LocalObjectReference = s.Struct(
     "io.k8s.api.core.v1.LocalObjectReference",
-    (s.Field("name", s.STRING, ""),),
-    "",
+    (s.Field("name", s.STRING, "Name of the referenced object."),),
+    "Names an object in the same namespace.",
     map_type="atomic",
 )
 
 CSIVolumeSource = s.Struct(
     "io.k8s.api.core.v1.CSIVolumeSource",
     (
-        s.Field("driver", s.STRING, "", required=True),
-        s.Field("fsType", s.STRING, ""),
-        s.Field("nodePublishSecretRef", LocalObjectReference, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("volumeAttributes", s.Map(s.STRING), ""),
+        s.Field("driver", s.STRING, "Name of the CSI driver.", required=True),
+        s.Field(
+            "fsType",
+            s.STRING,
+            "File system to mount, passed to the driver; the driver picks one when empty.",
+        ),
+        s.Field(
+            "nodePublishSecretRef",
+            LocalObjectReference,
+            "Secret passed to the driver when it mounts the volume.",
+        ),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("volumeAttributes", s.Map(s.STRING), "Driver-specific settings."),
     ),
-    "",
+    "An inline ephemeral volume supplied by a CSI driver.",
 )
 
 Capabilities = s.Struct(
     "io.k8s.api.core.v1.Capabilities",
     (
-        s.Field("add", s.List(s.STRING), ""),
-        s.Field("drop", s.List(s.STRING), ""),
+        s.Field("add", s.List(s.STRING), "Capabilities to add."),
+        s.Field("drop", s.List(s.STRING), "Capabilities to remove."),
     ),
-    "",
+    "Linux capabilities of a container.",
 )
 
 CephFSVolumeSource = s.Struct(
     "io.k8s.api.core.v1.CephFSVolumeSource",
     (
-        s.Field("monitors", s.List(s.STRING), "", required=True),
-        s.Field("path", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretFile", s.STRING, ""),
-        s.Field("secretRef", LocalObjectReference, ""),
-        s.Field("user", s.STRING, ""),
+        s.Field("monitors", s.List(s.STRING), "Ceph monitor addresses.", required=True),
+        s.Field("path", s.STRING, "Path inside the file system to mount. Defaults to /."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretFile",
+            s.STRING,
+            "Path to the user's key file. Defaults to /etc/ceph/user.secret.",
+        ),
+        s.Field(
+            "secretRef", LocalObjectReference, "Secret with the user's key; overrides secretFile."
+        ),
+        s.Field("user", s.STRING, "RADOS user. Defaults to admin."),
     ),
-    "",
+    "A CephFS file system.",
 )
 
 CinderVolumeSource = s.Struct(
     "io.k8s.api.core.v1.CinderVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", LocalObjectReference, ""),
-        s.Field("volumeID", s.STRING, "", required=True),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretRef", LocalObjectReference, "Secret holding the OpenStack connection parameters."
+        ),
+        s.Field("volumeID", s.STRING, "ID of the Cinder volume.", required=True),
     ),
-    "",
+    "An OpenStack Cinder volume.",
 )
 
 ClaimResourceStatus = s.Scalar(
@@ -316,71 +439,130 @@ ClaimResourceStatus = s.Scalar(
 )
 ClientIPConfig = s.Struct(
     "io.k8s.api.core.v1.ClientIPConfig",
-    (s.Field("timeoutSeconds", s.INT32, ""),),
-    "",
+    (
+        s.Field(
+            "timeoutSeconds",
+            s.INT32,
+            (
+                "How long a client stays pinned to one pod, in seconds; 1 to "
+                "86400, default 10800 (3 hours)."
+            ),
+        ),
+    ),
+    "Settings for ClientIP session affinity.",
 )
 
 ClusterTrustBundleProjection = s.Struct(
     "io.k8s.api.core.v1.ClusterTrustBundleProjection",
     (
-        s.Field("labelSelector", meta.LabelSelector, ""),
-        s.Field("name", s.STRING, ""),
-        s.Field("optional", s.BOOLEAN, ""),
-        s.Field("path", s.STRING, "", required=True),
-        s.Field("signerName", s.STRING, ""),
+        s.Field(
+            "labelSelector",
+            meta.LabelSelector,
+            "Labels the bundles of signerName must match; unset matches none, empty matches all.",
+        ),
+        s.Field(
+            "name",
+            s.STRING,
+            "Pick one bundle by name; conflicts with signerName and labelSelector.",
+        ),
+        s.Field(
+            "optional", s.BOOLEAN, ("Allow the pod to start when the bundle is not found or empty.")
+        ),
+        s.Field("path", s.STRING, "Relative path of the PEM file.", required=True),
+        s.Field(
+            "signerName", s.STRING, "Pick the bundles of this signer, filtered by labelSelector."
+        ),
     ),
-    "",
+    "Certificates from one or more ClusterTrustBundles, written as a PEM file.",
 )
 
 ConfigMapEnvSource = s.Struct(
     "io.k8s.api.core.v1.ConfigMapEnvSource",
     (
-        s.Field("name", s.STRING, ""),
-        s.Field("optional", s.BOOLEAN, ""),
+        s.Field("name", s.STRING, "Name of the referenced object."),
+        s.Field(
+            "optional", s.BOOLEAN, "Allow the container to start when the ConfigMap is missing."
+        ),
     ),
-    "",
+    "A ConfigMap used as a whole set of environment variables.",
 )
 
 ConfigMapKeySelector = s.Struct(
     "io.k8s.api.core.v1.ConfigMapKeySelector",
     (
-        s.Field("key", s.STRING, "", required=True),
-        s.Field("name", s.STRING, ""),
-        s.Field("optional", s.BOOLEAN, ""),
+        s.Field("key", s.STRING, "The key to read.", required=True),
+        s.Field("name", s.STRING, "Name of the referenced object."),
+        s.Field(
+            "optional",
+            s.BOOLEAN,
+            "Allow the container to start when the ConfigMap or key is missing.",
+        ),
     ),
-    "",
+    "Selects one key of a ConfigMap.",
     map_type="atomic",
 )
 
 KeyToPath = s.Struct(
     "io.k8s.api.core.v1.KeyToPath",
     (
-        s.Field("key", s.STRING, "", required=True),
-        s.Field("mode", s.INT32, ""),
-        s.Field("path", s.STRING, "", required=True),
+        s.Field("key", s.STRING, "The key to project.", required=True),
+        s.Field(
+            "mode",
+            s.INT32,
+            (
+                "Permission bits for this file, 0000 to 0777 (octal); the "
+                "volume's defaultMode is used when unset."
+            ),
+        ),
+        s.Field(
+            "path",
+            s.STRING,
+            'Relative file path for the key; must not contain "..".',
+            required=True,
+        ),
     ),
-    "",
+    "Maps one key of a Secret or ConfigMap to a file.",
 )
 
 ConfigMapProjection = s.Struct(
     "io.k8s.api.core.v1.ConfigMapProjection",
     (
-        s.Field("items", s.List(KeyToPath), ""),
-        s.Field("name", s.STRING, ""),
-        s.Field("optional", s.BOOLEAN, ""),
+        s.Field(
+            "items",
+            s.List(KeyToPath),
+            "Chooses which keys appear and under which paths; all keys are used when empty.",
+        ),
+        s.Field("name", s.STRING, "Name of the referenced object."),
+        s.Field(
+            "optional",
+            s.BOOLEAN,
+            "Allow the pod to start even if the ConfigMap or a listed key is missing.",
+        ),
     ),
-    "",
+    "Keys of a ConfigMap placed into a projected volume.",
 )
 
 ConfigMapVolumeSource = s.Struct(
     "io.k8s.api.core.v1.ConfigMapVolumeSource",
     (
-        s.Field("defaultMode", s.INT32, ""),
-        s.Field("items", s.List(KeyToPath), ""),
-        s.Field("name", s.STRING, ""),
-        s.Field("optional", s.BOOLEAN, ""),
+        s.Field(
+            "defaultMode",
+            s.INT32,
+            "Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644.",
+        ),
+        s.Field(
+            "items",
+            s.List(KeyToPath),
+            "Chooses which keys appear and under which paths; all keys are used when empty.",
+        ),
+        s.Field("name", s.STRING, "Name of the referenced object."),
+        s.Field(
+            "optional",
+            s.BOOLEAN,
+            "Allow the pod to start even if the ConfigMap or a listed key is missing.",
+        ),
     ),
-    "",
+    "Projects a ConfigMap's keys as files.",
 )
 
 Protocol = s.Scalar(
@@ -394,10 +576,19 @@ Protocol = s.Scalar(
 ContainerPort = s.Struct(
     "io.k8s.api.core.v1.ContainerPort",
     (
-        s.Field("containerPort", s.INT32, "", required=True),
-        s.Field("hostIP", s.STRING, ""),
-        s.Field("hostPort", s.INT32, ""),
-        s.Field("name", s.STRING, ""),
+        s.Field(
+            "containerPort", s.INT32, "Port number inside the pod's IP, 1 to 65535.", required=True
+        ),
+        s.Field("hostIP", s.STRING, "Node IP to bind hostPort to."),
+        s.Field("hostPort", s.INT32, "Port to open on the node as well; rarely needed."),
+        s.Field(
+            "name",
+            s.STRING,
+            (
+                "Name for the port, usable as a service targetPort; an IANA "
+                "service name unique within the pod."
+            ),
+        ),
         s.Field(
             "protocol",
             s.Scalar(
@@ -408,106 +599,157 @@ ContainerPort = s.Struct(
                     "UDP",
                 ),
             ),
-            "",
+            "TCP, UDP or SCTP. Defaults to TCP.",
         ),
     ),
-    "",
+    "One network port of a container.",
 )
 
 ContainerResizePolicy = s.Struct(
     "io.k8s.api.core.v1.ContainerResizePolicy",
     (
-        s.Field("resourceName", s.STRING, "", required=True),
-        s.Field("restartPolicy", s.STRING, "", required=True),
+        s.Field("resourceName", s.STRING, "The resource, cpu or memory.", required=True),
+        s.Field(
+            "restartPolicy",
+            s.STRING,
+            (
+                "NotRequired (the default) resizes in place; RestartContainer "
+                "restarts the container to apply it."
+            ),
+            required=True,
+        ),
     ),
-    "",
+    "Resize behaviour for one resource of a container.",
 )
 
 SecretEnvSource = s.Struct(
     "io.k8s.api.core.v1.SecretEnvSource",
     (
-        s.Field("name", s.STRING, ""),
-        s.Field("optional", s.BOOLEAN, ""),
+        s.Field("name", s.STRING, "Name of the referenced object."),
+        s.Field("optional", s.BOOLEAN, "Allow the container to start when the Secret is missing."),
     ),
-    "",
+    "A Secret used as a whole set of environment variables.",
 )
 
 EnvFromSource = s.Struct(
     "io.k8s.api.core.v1.EnvFromSource",
     (
-        s.Field("configMapRef", ConfigMapEnvSource, ""),
-        s.Field("prefix", s.STRING, ""),
-        s.Field("secretRef", SecretEnvSource, ""),
+        s.Field("configMapRef", ConfigMapEnvSource, "The ConfigMap to read."),
+        s.Field(
+            "prefix", s.STRING, ("Text put in front of every variable name taken from the source.")
+        ),
+        s.Field("secretRef", SecretEnvSource, "The Secret to read."),
     ),
-    "",
+    "A ConfigMap or Secret whose keys all become environment variables.",
 )
 
 ObjectFieldSelector = s.Struct(
     "io.k8s.api.core.v1.ObjectFieldSelector",
     (
-        s.Field("apiVersion", s.STRING, ""),
-        s.Field("fieldPath", s.STRING, "", required=True),
+        s.Field(
+            "apiVersion",
+            s.STRING,
+            "Version of the schema the path is written in. Defaults to v1.",
+        ),
+        s.Field("fieldPath", s.STRING, "Path of the field to read.", required=True),
     ),
-    "",
+    "Selects a field of the pod.",
     map_type="atomic",
 )
 
 ResourceFieldSelector = s.Struct(
     "io.k8s.api.core.v1.ResourceFieldSelector",
     (
-        s.Field("containerName", s.STRING, ""),
-        s.Field("divisor", s.Quantity(), ""),
-        s.Field("resource", s.STRING, "", required=True),
+        s.Field(
+            "containerName", s.STRING, "The container to read; needed in volumes, optional for env."
+        ),
+        s.Field("divisor", s.Quantity(), "Unit to divide the value by. Defaults to 1."),
+        s.Field(
+            "resource",
+            s.STRING,
+            "The resource to read, such as limits.cpu or requests.memory.",
+            required=True,
+        ),
     ),
-    "",
+    "Selects a resource limit or request of a container.",
     map_type="atomic",
 )
 
 SecretKeySelector = s.Struct(
     "io.k8s.api.core.v1.SecretKeySelector",
     (
-        s.Field("key", s.STRING, "", required=True),
-        s.Field("name", s.STRING, ""),
-        s.Field("optional", s.BOOLEAN, ""),
+        s.Field("key", s.STRING, "The key to read.", required=True),
+        s.Field("name", s.STRING, "Name of the referenced object."),
+        s.Field(
+            "optional",
+            s.BOOLEAN,
+            "Allow the container to start when the Secret or key is missing.",
+        ),
     ),
-    "",
+    "Selects one key of a Secret.",
     map_type="atomic",
 )
 
 EnvVarSource = s.Struct(
     "io.k8s.api.core.v1.EnvVarSource",
     (
-        s.Field("configMapKeyRef", ConfigMapKeySelector, ""),
-        s.Field("fieldRef", ObjectFieldSelector, ""),
-        s.Field("resourceFieldRef", ResourceFieldSelector, ""),
-        s.Field("secretKeyRef", SecretKeySelector, ""),
+        s.Field("configMapKeyRef", ConfigMapKeySelector, "A key of a ConfigMap."),
+        s.Field(
+            "fieldRef",
+            ObjectFieldSelector,
+            (
+                "A pod field such as metadata.name, metadata.namespace, "
+                "spec.nodeName or status.podIP."
+            ),
+        ),
+        s.Field(
+            "resourceFieldRef", ResourceFieldSelector, "A container resource limit or request."
+        ),
+        s.Field("secretKeyRef", SecretKeySelector, "A key of a Secret."),
     ),
-    "",
+    "Where an environment variable's value comes from; set exactly one member.",
 )
 
 EnvVar = s.Struct(
     "io.k8s.api.core.v1.EnvVar",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("value", s.STRING, ""),
-        s.Field("valueFrom", EnvVarSource, ""),
+        s.Field("name", s.STRING, "Name of the variable.", required=True),
+        s.Field(
+            "value",
+            s.STRING,
+            (
+                "Literal value; $(VAR) references to earlier variables are "
+                'expanded and $$ escapes a dollar sign. Defaults to "".'
+            ),
+        ),
+        s.Field(
+            "valueFrom",
+            EnvVarSource,
+            "Take the value from a pod field, a resource, a ConfigMap or a Secret instead.",
+        ),
     ),
-    "",
+    "One environment variable.",
 )
 
 ExecAction = s.Struct(
     "io.k8s.api.core.v1.ExecAction",
-    (s.Field("command", s.List(s.STRING), ""),),
-    "",
+    (
+        s.Field(
+            "command",
+            s.List(s.STRING),
+            "The command and its arguments, run without a shell, with / as working directory.",
+        ),
+    ),
+    "Runs a command inside the container.",
 )
 
 HTTPHeader = s.Struct(
     "io.k8s.api.core.v1.HTTPHeader",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("value", s.STRING, "", required=True),
+        s.Field("name", s.STRING, "Header name.", required=True),
+        s.Field("value", s.STRING, "Header value.", required=True),
     ),
-    "",
+    "One HTTP header.",
 )
 
 URIScheme = s.Scalar(
@@ -520,10 +762,22 @@ URIScheme = s.Scalar(
 HTTPGetAction = s.Struct(
     "io.k8s.api.core.v1.HTTPGetAction",
     (
-        s.Field("host", s.STRING, ""),
-        s.Field("httpHeaders", s.List(HTTPHeader), ""),
-        s.Field("path", s.STRING, ""),
-        s.Field("port", s.IntOrString(), "", required=True),
+        s.Field(
+            "host",
+            s.STRING,
+            (
+                "Host name or IP to call; the pod IP when empty. Usually a "
+                "Host header is what you want."
+            ),
+        ),
+        s.Field("httpHeaders", s.List(HTTPHeader), "Extra request headers."),
+        s.Field("path", s.STRING, "Path to request."),
+        s.Field(
+            "port",
+            s.IntOrString(),
+            "Number or name of the container port to connect to.",
+            required=True,
+        ),
         s.Field(
             "scheme",
             s.Scalar(
@@ -533,36 +787,46 @@ HTTPGetAction = s.Struct(
                     "HTTPS",
                 ),
             ),
-            "",
+            "HTTP (the default) or HTTPS.",
         ),
     ),
-    "",
+    "An HTTP GET request.",
 )
 
 SleepAction = s.Struct(
     "io.k8s.api.core.v1.SleepAction",
-    (s.Field("seconds", s.INT64, "", required=True),),
-    "",
+    (s.Field("seconds", s.INT64, "How many seconds to wait.", required=True),),
+    "Waits before going on.",
 )
 
 TCPSocketAction = s.Struct(
     "io.k8s.api.core.v1.TCPSocketAction",
     (
-        s.Field("host", s.STRING, ""),
-        s.Field("port", s.IntOrString(), "", required=True),
+        s.Field("host", s.STRING, "Host name or IP to dial; the pod IP when empty."),
+        s.Field(
+            "port",
+            s.IntOrString(),
+            "Number or name of the container port to connect to.",
+            required=True,
+        ),
     ),
-    "",
+    "A TCP connection attempt.",
 )
 
 LifecycleHandler = s.Struct(
     "io.k8s.api.core.v1.LifecycleHandler",
     (
-        s.Field("exec", ExecAction, ""),
-        s.Field("httpGet", HTTPGetAction, ""),
-        s.Field("sleep", SleepAction, "", lifecycle=gated("PodLifecycleSleepAction")),
-        s.Field("tcpSocket", TCPSocketAction, ""),
+        s.Field("exec", ExecAction, "Run a command in the container."),
+        s.Field("httpGet", HTTPGetAction, "Send an HTTP GET."),
+        s.Field(
+            "sleep",
+            SleepAction,
+            "Wait for some seconds.",
+            lifecycle=gated("PodLifecycleSleepAction"),
+        ),
+        s.Field("tcpSocket", TCPSocketAction, "Deprecated and ignored; kept for compatibility."),
     ),
-    "",
+    "An action of a lifecycle hook; set exactly one member.",
 )
 
 Signal = s.Scalar(
@@ -638,8 +902,19 @@ Signal = s.Scalar(
 Lifecycle = s.Struct(
     "io.k8s.api.core.v1.Lifecycle",
     (
-        s.Field("postStart", LifecycleHandler, ""),
-        s.Field("preStop", LifecycleHandler, ""),
+        s.Field(
+            "postStart",
+            LifecycleHandler,
+            "Runs right after the container is created; a failure restarts the container.",
+        ),
+        s.Field(
+            "preStop",
+            LifecycleHandler,
+            (
+                "Runs before the container is stopped by a delete, preemption "
+                "or failed probe; it counts against the grace period."
+            ),
+        ),
         s.Field(
             "stopSignal",
             s.Scalar(
@@ -712,47 +987,82 @@ Lifecycle = s.Struct(
                     "SIGXFSZ",
                 ),
             ),
-            "",
+            "The signal sent to stop the container, such as SIGTERM; needs spec.os.name set.",
         ),
     ),
-    "",
+    "Hooks that run around a container's start and stop.",
 )
 
 GRPCAction = s.Struct(
     "io.k8s.api.core.v1.GRPCAction",
     (
-        s.Field("port", s.INT32, "", required=True),
-        s.Field("service", s.STRING, ""),
+        s.Field(
+            "port",
+            s.INT32,
+            "Container port where the gRPC server listens, 1 to 65535.",
+            required=True,
+        ),
+        s.Field(
+            "service",
+            s.STRING,
+            (
+                "Service name sent in the health check request; empty asks "
+                "about the server as a whole."
+            ),
+        ),
     ),
-    "",
+    "A gRPC health check call.",
 )
 
 ProbeHandler = s.Struct(
     "io.k8s.api.core.v1.ProbeHandler",
     (
-        s.Field("exec", ExecAction, ""),
-        s.Field("grpc", GRPCAction, ""),
-        s.Field("httpGet", HTTPGetAction, ""),
-        s.Field("tcpSocket", TCPSocketAction, ""),
+        s.Field("exec", ExecAction, "Run a command in the container; exit status 0 means healthy."),
+        s.Field("grpc", GRPCAction, "Call the standard gRPC health check."),
+        s.Field("httpGet", HTTPGetAction, "Send an HTTP GET; a 2xx or 3xx answer means healthy."),
+        s.Field("tcpSocket", TCPSocketAction, "Open a TCP connection; success means healthy."),
     ),
-    "",
+    "The check a probe runs; set exactly one member.",
 )
 
 Probe = s.Struct(
     "io.k8s.api.core.v1.Probe",
     (
-        s.Field("exec", ExecAction, ""),
-        s.Field("failureThreshold", s.INT32, ""),
-        s.Field("grpc", GRPCAction, ""),
-        s.Field("httpGet", HTTPGetAction, ""),
-        s.Field("initialDelaySeconds", s.INT32, ""),
-        s.Field("periodSeconds", s.INT32, ""),
-        s.Field("successThreshold", s.INT32, ""),
-        s.Field("tcpSocket", TCPSocketAction, ""),
-        s.Field("terminationGracePeriodSeconds", s.INT64, ""),
-        s.Field("timeoutSeconds", s.INT32, ""),
+        s.Field("exec", ExecAction, "Run a command in the container; exit status 0 means healthy."),
+        s.Field(
+            "failureThreshold",
+            s.INT32,
+            "Consecutive failures that count as unhealthy. Defaults to 3.",
+        ),
+        s.Field("grpc", GRPCAction, "Call the standard gRPC health check."),
+        s.Field("httpGet", HTTPGetAction, "Send an HTTP GET; a 2xx or 3xx answer means healthy."),
+        s.Field(
+            "initialDelaySeconds",
+            s.INT32,
+            "Seconds to wait after the container starts before the first check.",
+        ),
+        s.Field("periodSeconds", s.INT32, "Seconds between checks. Defaults to 10."),
+        s.Field(
+            "successThreshold",
+            s.INT32,
+            (
+                "Passes in a row needed before a failing container is healthy "
+                "again. Defaults to 1; liveness and startup probes only "
+                "accept 1."
+            ),
+        ),
+        s.Field("tcpSocket", TCPSocketAction, "Open a TCP connection; success means healthy."),
+        s.Field(
+            "terminationGracePeriodSeconds",
+            s.INT64,
+            (
+                "Grace period used when this probe's failure kills the "
+                "container, overriding the pod's value."
+            ),
+        ),
+        s.Field("timeoutSeconds", s.INT32, "Seconds before one check times out. Defaults to 1."),
     ),
-    "",
+    "A periodic health check of a container.",
 )
 
 PullPolicy = s.Scalar(
@@ -766,10 +1076,10 @@ PullPolicy = s.Scalar(
 ResourceClaim = s.Struct(
     "io.k8s.api.core.v1.ResourceClaim",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("request", s.STRING, ""),
+        s.Field("name", s.STRING, "Name of an entry in the pod's resourceClaims.", required=True),
+        s.Field("request", s.STRING, "Use only this request of the claim; empty means all of it."),
     ),
-    "",
+    "Ties a container to one of the pod's resource claims.",
 )
 
 ResourceRequirements = s.Struct(
@@ -778,13 +1088,20 @@ ResourceRequirements = s.Struct(
         s.Field(
             "claims",
             s.List(ResourceClaim, list_type="map", map_keys=("name",)),
-            "",
+            "Names of pod resourceClaims this container uses.",
             lifecycle=gated("DynamicResourceAllocation"),
         ),
-        s.Field("limits", s.Map(s.Quantity()), ""),
-        s.Field("requests", s.Map(s.Quantity()), ""),
+        s.Field("limits", s.Map(s.Quantity()), "Most of each resource that may be used."),
+        s.Field(
+            "requests",
+            s.Map(s.Quantity()),
+            (
+                "Amount of each resource to reserve; defaults to the limit "
+                "when only a limit is given."
+            ),
+        ),
     ),
-    "",
+    "Compute resources wanted and allowed.",
 )
 
 ProcMountType = s.Scalar(
@@ -797,12 +1114,12 @@ ProcMountType = s.Scalar(
 SELinuxOptions = s.Struct(
     "io.k8s.api.core.v1.SELinuxOptions",
     (
-        s.Field("level", s.STRING, ""),
-        s.Field("role", s.STRING, ""),
-        s.Field("type", s.STRING, ""),
-        s.Field("user", s.STRING, ""),
+        s.Field("level", s.STRING, "SELinux level."),
+        s.Field("role", s.STRING, "SELinux role."),
+        s.Field("type", s.STRING, "SELinux type."),
+        s.Field("user", s.STRING, "SELinux user."),
     ),
-    "",
+    "An SELinux label.",
 )
 
 SeccompProfileType = s.Scalar(
@@ -816,7 +1133,14 @@ SeccompProfileType = s.Scalar(
 SeccompProfile = s.Struct(
     "io.k8s.api.core.v1.SeccompProfile",
     (
-        s.Field("localhostProfile", s.STRING, ""),
+        s.Field(
+            "localhostProfile",
+            s.STRING,
+            (
+                "Path of a profile file under the kubelet's seccomp "
+                "directory; only with type Localhost."
+            ),
+        ),
         s.Field(
             "type",
             s.Scalar(
@@ -827,31 +1151,65 @@ SeccompProfile = s.Struct(
                     "Unconfined",
                 ),
             ),
-            "",
+            "RuntimeDefault, Unconfined or Localhost.",
             required=True,
         ),
     ),
-    "",
+    "A seccomp profile choice.",
 )
 
 WindowsSecurityContextOptions = s.Struct(
     "io.k8s.api.core.v1.WindowsSecurityContextOptions",
     (
-        s.Field("gmsaCredentialSpec", s.STRING, ""),
-        s.Field("gmsaCredentialSpecName", s.STRING, ""),
-        s.Field("hostProcess", s.BOOLEAN, ""),
-        s.Field("runAsUserName", s.STRING, ""),
+        s.Field(
+            "gmsaCredentialSpec",
+            s.STRING,
+            "The full GMSA credential spec text, normally filled in by a webhook.",
+        ),
+        s.Field(
+            "gmsaCredentialSpecName",
+            s.STRING,
+            "Which GMSA credential spec object the container uses.",
+        ),
+        s.Field(
+            "hostProcess",
+            s.BOOLEAN,
+            (
+                "Run as a Windows host process container; all containers of "
+                "the pod must agree and hostNetwork must be true."
+            ),
+        ),
+        s.Field("runAsUserName", s.STRING, "Windows user name the entrypoint runs as."),
     ),
-    "",
+    "Settings that only apply on Windows nodes.",
 )
 
 SecurityContext = s.Struct(
     "io.k8s.api.core.v1.SecurityContext",
     (
-        s.Field("allowPrivilegeEscalation", s.BOOLEAN, ""),
-        s.Field("appArmorProfile", AppArmorProfile, ""),
-        s.Field("capabilities", Capabilities, ""),
-        s.Field("privileged", s.BOOLEAN, ""),
+        s.Field(
+            "allowPrivilegeEscalation",
+            s.BOOLEAN,
+            (
+                "Whether setuid binaries and similar may raise a process's "
+                "privileges (no_new_privs off); always true when privileged "
+                "or with CAP_SYS_ADMIN."
+            ),
+        ),
+        s.Field("appArmorProfile", AppArmorProfile, "AppArmor profile for this container."),
+        s.Field(
+            "capabilities",
+            Capabilities,
+            "Linux capabilities to add or drop. Defaults to the runtime's set.",
+        ),
+        s.Field(
+            "privileged",
+            s.BOOLEAN,
+            (
+                "Give the container nearly all host privileges, much like "
+                "host root. Defaults to false."
+            ),
+        ),
         s.Field(
             "procMount",
             s.Scalar(
@@ -861,17 +1219,29 @@ SecurityContext = s.Struct(
                     "Unmasked",
                 ),
             ),
-            "",
+            "Default or Unmasked; how /proc is mounted.",
         ),
-        s.Field("readOnlyRootFilesystem", s.BOOLEAN, ""),
-        s.Field("runAsGroup", s.INT64, ""),
-        s.Field("runAsNonRoot", s.BOOLEAN, ""),
-        s.Field("runAsUser", s.INT64, ""),
-        s.Field("seLinuxOptions", SELinuxOptions, ""),
-        s.Field("seccompProfile", SeccompProfile, ""),
-        s.Field("windowsOptions", WindowsSecurityContextOptions, ""),
+        s.Field(
+            "readOnlyRootFilesystem",
+            s.BOOLEAN,
+            "Mount the container's root file system read-only. Defaults to false.",
+        ),
+        s.Field("runAsGroup", s.INT64, "Primary group ID of the process."),
+        s.Field(
+            "runAsNonRoot",
+            s.BOOLEAN,
+            "When true, the kubelet refuses to start the container as user 0.",
+        ),
+        s.Field("runAsUser", s.INT64, "User ID the process runs as."),
+        s.Field("seLinuxOptions", SELinuxOptions, "SELinux label for this container."),
+        s.Field("seccompProfile", SeccompProfile, "Seccomp profile for this container."),
+        s.Field(
+            "windowsOptions",
+            WindowsSecurityContextOptions,
+            "Windows-only settings for this container.",
+        ),
     ),
-    "",
+    "Security settings for one container.",
 )
 
 TerminationMessagePolicy = s.Scalar(
@@ -884,10 +1254,12 @@ TerminationMessagePolicy = s.Scalar(
 VolumeDevice = s.Struct(
     "io.k8s.api.core.v1.VolumeDevice",
     (
-        s.Field("devicePath", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("devicePath", s.STRING, "Device path inside the container.", required=True),
+        s.Field(
+            "name", s.STRING, "Name of a pod volume backed by a block-mode claim.", required=True
+        ),
     ),
-    "",
+    "Exposes a block volume as a device.",
 )
 
 MountPropagationMode = s.Scalar(
@@ -901,7 +1273,9 @@ MountPropagationMode = s.Scalar(
 VolumeMount = s.Struct(
     "io.k8s.api.core.v1.VolumeMount",
     (
-        s.Field("mountPath", s.STRING, "", required=True),
+        s.Field(
+            "mountPath", s.STRING, 'Path inside the container; must not contain ":".', required=True
+        ),
         s.Field(
             "mountPropagation",
             s.Scalar(
@@ -912,22 +1286,59 @@ VolumeMount = s.Struct(
                     "None",
                 ),
             ),
-            "",
+            (
+                "None (the default), HostToContainer or Bidirectional; how "
+                "mounts are shared between host and container."
+            ),
         ),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("recursiveReadOnly", s.STRING, "", lifecycle=gated("RecursiveReadOnlyMounts")),
-        s.Field("subPath", s.STRING, ""),
-        s.Field("subPathExpr", s.STRING, ""),
+        s.Field("name", s.STRING, "Name of the pod volume.", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "recursiveReadOnly",
+            s.STRING,
+            (
+                "Disabled (the default), IfPossible or Enabled; makes "
+                "sub-mounts read-only as well when readOnly is set."
+            ),
+            lifecycle=gated("RecursiveReadOnlyMounts"),
+        ),
+        s.Field(
+            "subPath",
+            s.STRING,
+            "Mount only this path inside the volume. Defaults to the volume root.",
+        ),
+        s.Field(
+            "subPathExpr",
+            s.STRING,
+            (
+                "Like subPath but with $(VAR) references expanded from the "
+                "container's environment; conflicts with subPath."
+            ),
+        ),
     ),
-    "",
+    "Mounts a pod volume into a container.",
 )
 
 Container = s.Struct(
     "io.k8s.api.core.v1.Container",
     (
-        s.Field("args", s.List(s.STRING), ""),
-        s.Field("command", s.List(s.STRING), ""),
+        s.Field(
+            "args",
+            s.List(s.STRING),
+            (
+                "Arguments to the entrypoint, replacing the image's CMD; "
+                "$(VAR) references are expanded."
+            ),
+        ),
+        s.Field(
+            "command",
+            s.List(s.STRING),
+            (
+                "The entrypoint, replacing the image's ENTRYPOINT; $(VAR) "
+                "references to env variables are expanded and $$ escapes a "
+                "dollar sign."
+            ),
+        ),
         s.Field(
             "env",
             s.List(
@@ -937,10 +1348,14 @@ Container = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            "Variables put into the container's environment.",
         ),
-        s.Field("envFrom", s.List(EnvFromSource), ""),
-        s.Field("image", s.STRING, ""),
+        s.Field(
+            "envFrom",
+            s.List(EnvFromSource),
+            "Sources from which all keys become environment variables; explicit env entries win.",
+        ),
+        s.Field("image", s.STRING, "The container image to run."),
         s.Field(
             "imagePullPolicy",
             s.Scalar(
@@ -951,11 +1366,21 @@ Container = s.Struct(
                     "Never",
                 ),
             ),
-            "",
+            (
+                "Always, Never or IfNotPresent. Defaults to Always for a "
+                ":latest tag and IfNotPresent otherwise."
+            ),
         ),
-        s.Field("lifecycle", Lifecycle, ""),
-        s.Field("livenessProbe", Probe, ""),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("lifecycle", Lifecycle, "Actions run right after start and right before stop."),
+        s.Field(
+            "livenessProbe", Probe, "Check whose failure makes the kubelet restart the container."
+        ),
+        s.Field(
+            "name",
+            s.STRING,
+            "Name of the container; a DNS label unique within the pod. Cannot be changed.",
+            required=True,
+        ),
         s.Field(
             "ports",
             s.List(
@@ -968,22 +1393,62 @@ Container = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="containerPort",
             ),
-            "",
+            "Ports the container listens on, mostly informational. Cannot be changed.",
         ),
-        s.Field("readinessProbe", Probe, ""),
+        s.Field(
+            "readinessProbe",
+            Probe,
+            "Check whose failure takes the container out of service endpoints.",
+        ),
         s.Field(
             "resizePolicy",
             s.List(ContainerResizePolicy),
-            "",
+            "How each resource may be resized in place.",
             lifecycle=gated("InPlacePodVerticalScaling"),
         ),
-        s.Field("resources", ResourceRequirements, ""),
-        s.Field("restartPolicy", s.STRING, "", lifecycle=gated("SidecarContainers")),
-        s.Field("securityContext", SecurityContext, ""),
-        s.Field("startupProbe", Probe, ""),
-        s.Field("stdin", s.BOOLEAN, ""),
-        s.Field("stdinOnce", s.BOOLEAN, ""),
-        s.Field("terminationMessagePath", s.STRING, ""),
+        s.Field(
+            "resources",
+            ResourceRequirements,
+            "CPU, memory and other resources the container requests and may use at most.",
+        ),
+        s.Field(
+            "restartPolicy",
+            s.STRING,
+            (
+                "Only for init containers; Always turns it into a sidecar "
+                "that keeps running beside the main containers."
+            ),
+            lifecycle=gated("SidecarContainers"),
+        ),
+        s.Field(
+            "securityContext",
+            SecurityContext,
+            "Security settings for this container; they override the pod's.",
+        ),
+        s.Field(
+            "startupProbe",
+            Probe,
+            (
+                "Check that must pass before the other probes start; failing "
+                "it restarts the container."
+            ),
+        ),
+        s.Field(
+            "stdin", s.BOOLEAN, ("Keep a stdin buffer open for the container. Defaults to false.")
+        ),
+        s.Field(
+            "stdinOnce",
+            s.BOOLEAN,
+            "Close stdin after the first attach session ends. Defaults to false.",
+        ),
+        s.Field(
+            "terminationMessagePath",
+            s.STRING,
+            (
+                "File whose contents become the termination message. Defaults "
+                "to /dev/termination-log."
+            ),
+        ),
         s.Field(
             "terminationMessagePolicy",
             s.Scalar(
@@ -993,9 +1458,15 @@ Container = s.Struct(
                     "File",
                 ),
             ),
-            "",
+            (
+                "File (the default) or FallbackToLogsOnError, which takes the "
+                "last log lines when the message file is empty after a "
+                "failure."
+            ),
         ),
-        s.Field("tty", s.BOOLEAN, ""),
+        s.Field(
+            "tty", s.BOOLEAN, ("Give the container a terminal; needs stdin too. Defaults to false.")
+        ),
         s.Field(
             "volumeDevices",
             s.List(
@@ -1005,7 +1476,7 @@ Container = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="devicePath",
             ),
-            "",
+            "Block volumes exposed to the container as devices.",
         ),
         s.Field(
             "volumeMounts",
@@ -1016,95 +1487,117 @@ Container = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="mountPath",
             ),
-            "",
+            "Pod volumes mounted into the container's file system.",
         ),
-        s.Field("workingDir", s.STRING, ""),
+        s.Field(
+            "workingDir",
+            s.STRING,
+            "Working directory inside the container; the runtime's default is used when empty.",
+        ),
     ),
-    "",
+    "One container to run in a pod.",
 )
 
 ContainerStateRunning = s.Struct(
     "io.k8s.api.core.v1.ContainerStateRunning",
-    (s.Field("startedAt", s.Time(), ""),),
-    "",
+    (s.Field("startedAt", s.Time(), "When it last started."),),
+    "A running container.",
 )
 
 ContainerStateTerminated = s.Struct(
     "io.k8s.api.core.v1.ContainerStateTerminated",
     (
-        s.Field("containerID", s.STRING, ""),
-        s.Field("exitCode", s.INT32, "", required=True),
-        s.Field("finishedAt", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("signal", s.INT32, ""),
-        s.Field("startedAt", s.Time(), ""),
+        s.Field("containerID", s.STRING, "Runtime-specific ID of the exited container."),
+        s.Field("exitCode", s.INT32, "Exit code of the last run.", required=True),
+        s.Field("finishedAt", s.Time(), "When the last run ended."),
+        s.Field("message", s.STRING, "Details about the exit."),
+        s.Field("reason", s.STRING, "Short reason for the exit, such as Completed or OOMKilled."),
+        s.Field("signal", s.INT32, "Signal that ended the last run, if any."),
+        s.Field("startedAt", s.Time(), "When the last run started."),
     ),
-    "",
+    "A container that has exited.",
 )
 
 ContainerStateWaiting = s.Struct(
     "io.k8s.api.core.v1.ContainerStateWaiting",
     (
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
+        s.Field("message", s.STRING, "Details about the wait."),
+        s.Field(
+            "reason",
+            s.STRING,
+            "Why it is waiting, such as ContainerCreating or ImagePullBackOff.",
+        ),
     ),
-    "",
+    "A container that is not running yet.",
 )
 
 ContainerState = s.Struct(
     "io.k8s.api.core.v1.ContainerState",
     (
-        s.Field("running", ContainerStateRunning, ""),
-        s.Field("terminated", ContainerStateTerminated, ""),
-        s.Field("waiting", ContainerStateWaiting, ""),
+        s.Field("running", ContainerStateRunning, "The container is running."),
+        s.Field("terminated", ContainerStateTerminated, "The container has finished."),
+        s.Field("waiting", ContainerStateWaiting, "The container has not started yet."),
     ),
-    "",
+    "The state of a container; exactly one member is set.",
 )
 
 LinuxContainerUser = s.Struct(
     "io.k8s.api.core.v1.LinuxContainerUser",
     (
-        s.Field("gid", s.INT64, "", required=True),
-        s.Field("supplementalGroups", s.List(s.INT64), ""),
-        s.Field("uid", s.INT64, "", required=True),
+        s.Field("gid", s.INT64, "Primary group ID.", required=True),
+        s.Field("supplementalGroups", s.List(s.INT64), "Extra group IDs."),
+        s.Field("uid", s.INT64, "User ID.", required=True),
     ),
-    "",
+    "A Linux process identity.",
 )
 
 ContainerUser = s.Struct(
     "io.k8s.api.core.v1.ContainerUser",
-    (s.Field("linux", LinuxContainerUser, ""),),
-    "",
+    (s.Field("linux", LinuxContainerUser, "Linux user and groups."),),
+    "The identity a container's process runs as.",
 )
 
 ResourceHealth = s.Struct(
     "io.k8s.api.core.v1.ResourceHealth",
     (
-        s.Field("health", s.STRING, ""),
-        s.Field("resourceID", s.STRING, "", required=True),
+        s.Field("health", s.STRING, "Healthy, Unhealthy or Unknown."),
+        s.Field("resourceID", s.STRING, "ID of the device.", required=True),
     ),
-    "",
+    "Health of one device.",
 )
 
 ResourceStatus = s.Struct(
     "io.k8s.api.core.v1.ResourceStatus",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("resources", s.List(ResourceHealth, list_type="map", map_keys=("resourceID",)), ""),
+        s.Field(
+            "name",
+            s.STRING,
+            "Resource name, such as a device plugin resource or claim:<claim>/<request>.",
+            required=True,
+        ),
+        s.Field(
+            "resources",
+            s.List(ResourceHealth, list_type="map", map_keys=("resourceID",)),
+            "Health of each device.",
+        ),
     ),
-    "",
+    "Health of the devices behind one resource of a container.",
 )
 
 VolumeMountStatus = s.Struct(
     "io.k8s.api.core.v1.VolumeMountStatus",
     (
-        s.Field("mountPath", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("recursiveReadOnly", s.STRING, "", lifecycle=gated("RecursiveReadOnlyMounts")),
+        s.Field("mountPath", s.STRING, "Path inside the container.", required=True),
+        s.Field("name", s.STRING, "Name of the volume mount.", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Whether the mount is read-only."),
+        s.Field(
+            "recursiveReadOnly",
+            s.STRING,
+            "Disabled or Enabled; whether read-only applies to sub-mounts too.",
+            lifecycle=gated("RecursiveReadOnlyMounts"),
+        ),
     ),
-    "",
+    "Status of one volume mount of a container.",
 )
 
 ContainerStatus = s.Struct(
@@ -1113,7 +1606,7 @@ ContainerStatus = s.Struct(
         s.Field(
             "allocatedResources",
             s.Map(s.Quantity()),
-            "",
+            "Resources the node has set aside for this container.",
             lifecycle=gated("InPlacePodVerticalScalingAllocatedStatus"),
         ),
         s.Field(
@@ -1125,21 +1618,44 @@ ContainerStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            "Health of devices and other resources given to the container.",
             lifecycle=gated("ResourceHealthStatus"),
         ),
-        s.Field("containerID", s.STRING, ""),
-        s.Field("image", s.STRING, "", required=True),
-        s.Field("imageID", s.STRING, "", required=True),
-        s.Field("lastState", ContainerState, ""),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("ready", s.BOOLEAN, "", required=True),
+        s.Field("containerID", s.STRING, "Runtime-specific container ID, as <type>://<id>."),
+        s.Field("image", s.STRING, "The image the container runs.", required=True),
         s.Field(
-            "resources", ResourceRequirements, "", lifecycle=gated("InPlacePodVerticalScaling")
+            "imageID",
+            s.STRING,
+            "ID of the image the container runs, usually with its digest.",
+            required=True,
         ),
-        s.Field("restartCount", s.INT32, "", required=True),
-        s.Field("started", s.BOOLEAN, ""),
-        s.Field("state", ContainerState, ""),
+        s.Field(
+            "lastState",
+            ContainerState,
+            "The state of the container's previous run, if it has restarted.",
+        ),
+        s.Field("name", s.STRING, "Container name, as in the spec.", required=True),
+        s.Field(
+            "ready", s.BOOLEAN, "Whether the container passes its readiness checks.", required=True
+        ),
+        s.Field(
+            "resources",
+            ResourceRequirements,
+            "Requests and limits the container is actually running with.",
+            lifecycle=gated("InPlacePodVerticalScaling"),
+        ),
+        s.Field(
+            "restartCount",
+            s.INT32,
+            "Count of container restarts so far; may be reset when the node restarts.",
+            required=True,
+        ),
+        s.Field(
+            "started",
+            s.BOOLEAN,
+            "Whether the container has started and passed its startup probe.",
+        ),
+        s.Field("state", ContainerState, "The container's current state."),
         s.Field(
             "stopSignal",
             s.Scalar(
@@ -1212,10 +1728,15 @@ ContainerStatus = s.Struct(
                     "SIGXFSZ",
                 ),
             ),
-            "",
+            "The signal the runtime sends to stop the container.",
             lifecycle=gated("ContainerStopSignals"),
         ),
-        s.Field("user", ContainerUser, "", lifecycle=gated("SupplementalGroupsPolicy")),
+        s.Field(
+            "user",
+            ContainerUser,
+            "Identity of the container's first process, as reported by the runtime.",
+            lifecycle=gated("SupplementalGroupsPolicy"),
+        ),
         s.Field(
             "volumeMounts",
             s.List(
@@ -1225,11 +1746,11 @@ ContainerStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="mountPath",
             ),
-            "",
+            "Status of the container's volume mounts.",
             lifecycle=gated("RecursiveReadOnlyMounts"),
         ),
     ),
-    "",
+    "What the kubelet reports about one container.",
 )
 
 DNSPolicy = s.Scalar(
@@ -1244,43 +1765,96 @@ DNSPolicy = s.Scalar(
 DownwardAPIVolumeFile = s.Struct(
     "io.k8s.api.core.v1.DownwardAPIVolumeFile",
     (
-        s.Field("fieldRef", ObjectFieldSelector, ""),
-        s.Field("mode", s.INT32, ""),
-        s.Field("path", s.STRING, "", required=True),
-        s.Field("resourceFieldRef", ResourceFieldSelector, ""),
+        s.Field(
+            "fieldRef",
+            ObjectFieldSelector,
+            "A pod field to write, such as metadata.labels or metadata.annotations.",
+        ),
+        s.Field(
+            "mode",
+            s.INT32,
+            (
+                "Permission bits for this file, 0000 to 0777 (octal); "
+                "defaultMode is used when unset."
+            ),
+        ),
+        s.Field(
+            "path", s.STRING, 'Relative path of the file; must not contain "..".', required=True
+        ),
+        s.Field(
+            "resourceFieldRef",
+            ResourceFieldSelector,
+            "A container resource limit or request to write.",
+        ),
     ),
-    "",
+    "One file of a downward API volume.",
 )
 
 DownwardAPIProjection = s.Struct(
     "io.k8s.api.core.v1.DownwardAPIProjection",
-    (s.Field("items", s.List(DownwardAPIVolumeFile), ""),),
-    "",
+    (
+        s.Field(
+            "items", s.List(DownwardAPIVolumeFile), "The files to create and what each contains."
+        ),
+    ),
+    "Pod fields and container resources placed into a projected volume.",
 )
 
 DownwardAPIVolumeSource = s.Struct(
     "io.k8s.api.core.v1.DownwardAPIVolumeSource",
     (
-        s.Field("defaultMode", s.INT32, ""),
-        s.Field("items", s.List(DownwardAPIVolumeFile), ""),
+        s.Field(
+            "defaultMode",
+            s.INT32,
+            "Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644.",
+        ),
+        s.Field(
+            "items", s.List(DownwardAPIVolumeFile), "The files to create and what each contains."
+        ),
     ),
-    "",
+    "Exposes pod fields and container resources as files.",
 )
 
 EmptyDirVolumeSource = s.Struct(
     "io.k8s.api.core.v1.EmptyDirVolumeSource",
     (
-        s.Field("medium", s.STRING, ""),
-        s.Field("sizeLimit", s.Quantity(), ""),
+        s.Field(
+            "medium",
+            s.STRING,
+            ('Storage backing the directory; "" uses the node\'s disk, Memory uses tmpfs.'),
+        ),
+        s.Field(
+            "sizeLimit",
+            s.Quantity(),
+            (
+                "The most local storage the directory may use; unset means no "
+                "limit beyond the node's."
+            ),
+        ),
     ),
-    "",
+    "An empty scratch directory for the pod's lifetime.",
 )
 
 EphemeralContainerCommon = s.Struct(
     "io.k8s.api.core.v1.EphemeralContainerCommon",
     (
-        s.Field("args", s.List(s.STRING), ""),
-        s.Field("command", s.List(s.STRING), ""),
+        s.Field(
+            "args",
+            s.List(s.STRING),
+            (
+                "Arguments to the entrypoint, replacing the image's CMD; "
+                "$(VAR) references are expanded."
+            ),
+        ),
+        s.Field(
+            "command",
+            s.List(s.STRING),
+            (
+                "The entrypoint, replacing the image's ENTRYPOINT; $(VAR) "
+                "references to env variables are expanded and $$ escapes a "
+                "dollar sign."
+            ),
+        ),
         s.Field(
             "env",
             s.List(
@@ -1290,10 +1864,14 @@ EphemeralContainerCommon = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            "Variables put into the container's environment.",
         ),
-        s.Field("envFrom", s.List(EnvFromSource), ""),
-        s.Field("image", s.STRING, ""),
+        s.Field(
+            "envFrom",
+            s.List(EnvFromSource),
+            "Sources from which all keys become environment variables; explicit env entries win.",
+        ),
+        s.Field("image", s.STRING, "The container image to run."),
         s.Field(
             "imagePullPolicy",
             s.Scalar(
@@ -1304,11 +1882,19 @@ EphemeralContainerCommon = s.Struct(
                     "Never",
                 ),
             ),
-            "",
+            (
+                "Always, Never or IfNotPresent. Defaults to Always for a "
+                ":latest tag and IfNotPresent otherwise."
+            ),
         ),
-        s.Field("lifecycle", Lifecycle, ""),
-        s.Field("livenessProbe", Probe, ""),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("lifecycle", Lifecycle, "Not allowed for ephemeral containers."),
+        s.Field("livenessProbe", Probe, "Not allowed for ephemeral containers."),
+        s.Field(
+            "name",
+            s.STRING,
+            "Name of the ephemeral container; unique among all containers of the pod.",
+            required=True,
+        ),
         s.Field(
             "ports",
             s.List(
@@ -1321,22 +1907,48 @@ EphemeralContainerCommon = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="containerPort",
             ),
-            "",
+            "Not allowed for ephemeral containers.",
         ),
-        s.Field("readinessProbe", Probe, ""),
+        s.Field("readinessProbe", Probe, "Not allowed for ephemeral containers."),
         s.Field(
             "resizePolicy",
             s.List(ContainerResizePolicy),
-            "",
+            "Not allowed for ephemeral containers.",
             lifecycle=gated("InPlacePodVerticalScaling"),
         ),
-        s.Field("resources", ResourceRequirements, ""),
-        s.Field("restartPolicy", s.STRING, "", lifecycle=gated("SidecarContainers")),
-        s.Field("securityContext", SecurityContext, ""),
-        s.Field("startupProbe", Probe, ""),
-        s.Field("stdin", s.BOOLEAN, ""),
-        s.Field("stdinOnce", s.BOOLEAN, ""),
-        s.Field("terminationMessagePath", s.STRING, ""),
+        s.Field(
+            "resources",
+            ResourceRequirements,
+            "Not allowed; ephemeral containers use resources already given to the pod.",
+        ),
+        s.Field(
+            "restartPolicy",
+            s.STRING,
+            "Not allowed for ephemeral containers.",
+            lifecycle=gated("SidecarContainers"),
+        ),
+        s.Field(
+            "securityContext",
+            SecurityContext,
+            "Security settings for this container; they override the pod's.",
+        ),
+        s.Field("startupProbe", Probe, "Not allowed for ephemeral containers."),
+        s.Field(
+            "stdin", s.BOOLEAN, ("Keep a stdin buffer open for the container. Defaults to false.")
+        ),
+        s.Field(
+            "stdinOnce",
+            s.BOOLEAN,
+            "Close stdin after the first attach session ends. Defaults to false.",
+        ),
+        s.Field(
+            "terminationMessagePath",
+            s.STRING,
+            (
+                "File whose contents become the termination message. Defaults "
+                "to /dev/termination-log."
+            ),
+        ),
         s.Field(
             "terminationMessagePolicy",
             s.Scalar(
@@ -1346,9 +1958,15 @@ EphemeralContainerCommon = s.Struct(
                     "File",
                 ),
             ),
-            "",
+            (
+                "File (the default) or FallbackToLogsOnError, which takes the "
+                "last log lines when the message file is empty after a "
+                "failure."
+            ),
         ),
-        s.Field("tty", s.BOOLEAN, ""),
+        s.Field(
+            "tty", s.BOOLEAN, ("Give the container a terminal; needs stdin too. Defaults to false.")
+        ),
         s.Field(
             "volumeDevices",
             s.List(
@@ -1358,7 +1976,7 @@ EphemeralContainerCommon = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="devicePath",
             ),
-            "",
+            "Block volumes exposed to the container as devices.",
         ),
         s.Field(
             "volumeMounts",
@@ -1369,18 +1987,37 @@ EphemeralContainerCommon = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="mountPath",
             ),
-            "",
+            "Pod volumes mounted into the container's file system.",
         ),
-        s.Field("workingDir", s.STRING, ""),
+        s.Field(
+            "workingDir",
+            s.STRING,
+            "Working directory inside the container; the runtime's default is used when empty.",
+        ),
     ),
-    "",
+    "The container fields that an ephemeral container accepts.",
 )
 
 EphemeralContainer = s.Struct(
     "io.k8s.api.core.v1.EphemeralContainer",
     (
-        s.Field("args", s.List(s.STRING), ""),
-        s.Field("command", s.List(s.STRING), ""),
+        s.Field(
+            "args",
+            s.List(s.STRING),
+            (
+                "Arguments to the entrypoint, replacing the image's CMD; "
+                "$(VAR) references are expanded."
+            ),
+        ),
+        s.Field(
+            "command",
+            s.List(s.STRING),
+            (
+                "The entrypoint, replacing the image's ENTRYPOINT; $(VAR) "
+                "references to env variables are expanded and $$ escapes a "
+                "dollar sign."
+            ),
+        ),
         s.Field(
             "env",
             s.List(
@@ -1390,10 +2027,14 @@ EphemeralContainer = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            "Variables put into the container's environment.",
         ),
-        s.Field("envFrom", s.List(EnvFromSource), ""),
-        s.Field("image", s.STRING, ""),
+        s.Field(
+            "envFrom",
+            s.List(EnvFromSource),
+            "Sources from which all keys become environment variables; explicit env entries win.",
+        ),
+        s.Field("image", s.STRING, "The container image to run."),
         s.Field(
             "imagePullPolicy",
             s.Scalar(
@@ -1404,11 +2045,19 @@ EphemeralContainer = s.Struct(
                     "Never",
                 ),
             ),
-            "",
+            (
+                "Always, Never or IfNotPresent. Defaults to Always for a "
+                ":latest tag and IfNotPresent otherwise."
+            ),
         ),
-        s.Field("lifecycle", Lifecycle, ""),
-        s.Field("livenessProbe", Probe, ""),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field("lifecycle", Lifecycle, "Not allowed for ephemeral containers."),
+        s.Field("livenessProbe", Probe, "Not allowed for ephemeral containers."),
+        s.Field(
+            "name",
+            s.STRING,
+            "Name of the ephemeral container; unique among all containers of the pod.",
+            required=True,
+        ),
         s.Field(
             "ports",
             s.List(
@@ -1421,23 +2070,56 @@ EphemeralContainer = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="containerPort",
             ),
-            "",
+            "Not allowed for ephemeral containers.",
         ),
-        s.Field("readinessProbe", Probe, ""),
+        s.Field("readinessProbe", Probe, "Not allowed for ephemeral containers."),
         s.Field(
             "resizePolicy",
             s.List(ContainerResizePolicy),
-            "",
+            "Not allowed for ephemeral containers.",
             lifecycle=gated("InPlacePodVerticalScaling"),
         ),
-        s.Field("resources", ResourceRequirements, ""),
-        s.Field("restartPolicy", s.STRING, "", lifecycle=gated("SidecarContainers")),
-        s.Field("securityContext", SecurityContext, ""),
-        s.Field("startupProbe", Probe, ""),
-        s.Field("stdin", s.BOOLEAN, ""),
-        s.Field("stdinOnce", s.BOOLEAN, ""),
-        s.Field("targetContainerName", s.STRING, ""),
-        s.Field("terminationMessagePath", s.STRING, ""),
+        s.Field(
+            "resources",
+            ResourceRequirements,
+            "Not allowed; ephemeral containers use resources already given to the pod.",
+        ),
+        s.Field(
+            "restartPolicy",
+            s.STRING,
+            "Not allowed for ephemeral containers.",
+            lifecycle=gated("SidecarContainers"),
+        ),
+        s.Field(
+            "securityContext",
+            SecurityContext,
+            "Security settings for this container; they override the pod's.",
+        ),
+        s.Field("startupProbe", Probe, "Not allowed for ephemeral containers."),
+        s.Field(
+            "stdin", s.BOOLEAN, ("Keep a stdin buffer open for the container. Defaults to false.")
+        ),
+        s.Field(
+            "stdinOnce",
+            s.BOOLEAN,
+            "Close stdin after the first attach session ends. Defaults to false.",
+        ),
+        s.Field(
+            "targetContainerName",
+            s.STRING,
+            (
+                "Name of a container whose process namespace this one joins, "
+                "when the runtime supports it."
+            ),
+        ),
+        s.Field(
+            "terminationMessagePath",
+            s.STRING,
+            (
+                "File whose contents become the termination message. Defaults "
+                "to /dev/termination-log."
+            ),
+        ),
         s.Field(
             "terminationMessagePolicy",
             s.Scalar(
@@ -1447,9 +2129,15 @@ EphemeralContainer = s.Struct(
                     "File",
                 ),
             ),
-            "",
+            (
+                "File (the default) or FallbackToLogsOnError, which takes the "
+                "last log lines when the message file is empty after a "
+                "failure."
+            ),
         ),
-        s.Field("tty", s.BOOLEAN, ""),
+        s.Field(
+            "tty", s.BOOLEAN, ("Give the container a terminal; needs stdin too. Defaults to false.")
+        ),
         s.Field(
             "volumeDevices",
             s.List(
@@ -1459,7 +2147,7 @@ EphemeralContainer = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="devicePath",
             ),
-            "",
+            "Block volumes exposed to the container as devices.",
         ),
         s.Field(
             "volumeMounts",
@@ -1470,11 +2158,15 @@ EphemeralContainer = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="mountPath",
             ),
-            "",
+            "Pod volumes mounted into the container's file system.",
         ),
-        s.Field("workingDir", s.STRING, ""),
+        s.Field(
+            "workingDir",
+            s.STRING,
+            "Working directory inside the container; the runtime's default is used when empty.",
+        ),
     ),
-    "",
+    "A temporary container added to a running pod, for example to debug it; never restarted.",
 )
 
 PersistentVolumeAccessMode = s.Scalar(
@@ -1496,34 +2188,79 @@ PersistentVolumeMode = s.Scalar(
 TypedObjectReference = s.Struct(
     "io.k8s.api.core.v1.TypedObjectReference",
     (
-        s.Field("apiGroup", s.STRING, ""),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("namespace", s.STRING, "", lifecycle=gated("CrossNamespaceVolumeDataSource")),
+        s.Field(
+            "apiGroup", s.STRING, ("API group of the referenced kind; empty means the core group.")
+        ),
+        s.Field("kind", s.STRING, "Kind of the referenced object.", required=True),
+        s.Field("name", s.STRING, "Name of the referenced object.", required=True),
+        s.Field(
+            "namespace",
+            s.STRING,
+            (
+                "Namespace of the referenced object; needs a ReferenceGrant "
+                "when it is not the claim's own namespace."
+            ),
+            lifecycle=gated("CrossNamespaceVolumeDataSource"),
+        ),
     ),
-    "",
+    "Names an object of a given kind, optionally in another namespace.",
 )
 
 VolumeResourceRequirements = s.Struct(
     "io.k8s.api.core.v1.VolumeResourceRequirements",
     (
-        s.Field("limits", s.Map(s.Quantity()), ""),
-        s.Field("requests", s.Map(s.Quantity()), ""),
+        s.Field("limits", s.Map(s.Quantity()), "Largest amounts allowed, by resource name."),
+        s.Field(
+            "requests",
+            s.Map(s.Quantity()),
+            "Minimum amounts needed, by resource name, such as storage.",
+        ),
     ),
-    "",
+    "Storage resources for a volume claim.",
 )
 
 PersistentVolumeClaimSpec = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeClaimSpec",
     (
-        s.Field("accessModes", s.List(s.STRING), ""),
-        s.Field("dataSource", networking.TypedLocalObjectReference, ""),
-        s.Field("dataSourceRef", TypedObjectReference, ""),
-        s.Field("resources", VolumeResourceRequirements, ""),
-        s.Field("selector", meta.LabelSelector, ""),
-        s.Field("storageClassName", s.STRING, ""),
         s.Field(
-            "volumeAttributesClassName", s.STRING, "", lifecycle=gated("VolumeAttributesClass")
+            "accessModes",
+            s.List(s.STRING),
+            (
+                "Wanted access modes, such as ReadWriteOnce, ReadOnlyMany, "
+                "ReadWriteMany or ReadWriteOncePod."
+            ),
+        ),
+        s.Field(
+            "dataSource",
+            networking.TypedLocalObjectReference,
+            "An existing snapshot or claim to fill the new volume from.",
+        ),
+        s.Field(
+            "dataSourceRef",
+            TypedObjectReference,
+            (
+                "Any object to fill the new volume from, possibly in another "
+                "namespace; supersedes dataSource."
+            ),
+        ),
+        s.Field(
+            "resources",
+            VolumeResourceRequirements,
+            "Minimum storage and other resources the volume must offer.",
+        ),
+        s.Field(
+            "selector", meta.LabelSelector, "Labels a pre-existing volume must carry to be bound."
+        ),
+        s.Field(
+            "storageClassName",
+            s.STRING,
+            ('StorageClass to provision from; "" asks for a volume without a class.'),
+        ),
+        s.Field(
+            "volumeAttributesClassName",
+            s.STRING,
+            "VolumeAttributesClass that sets mutable volume attributes.",
+            lifecycle=gated("VolumeAttributesClass"),
         ),
         s.Field(
             "volumeMode",
@@ -1534,105 +2271,127 @@ PersistentVolumeClaimSpec = s.Struct(
                     "Filesystem",
                 ),
             ),
-            "",
+            "Filesystem (the default) or Block.",
         ),
-        s.Field("volumeName", s.STRING, ""),
+        s.Field("volumeName", s.STRING, "Bind to this PersistentVolume by name."),
     ),
-    "",
+    "What a PersistentVolumeClaim asks for.",
 )
 
 PersistentVolumeClaimTemplate = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeClaimTemplate",
     (
-        s.Field("metadata", meta.ObjectMeta, ""),
-        s.Field("spec", PersistentVolumeClaimSpec, "", required=True),
+        s.Field(
+            "metadata", meta.ObjectMeta, "Labels and annotations copied onto the created claim."
+        ),
+        s.Field("spec", PersistentVolumeClaimSpec, "Spec of the created claim.", required=True),
     ),
-    "",
+    "Metadata and spec of a claim created for a pod.",
 )
 
 EphemeralVolumeSource = s.Struct(
     "io.k8s.api.core.v1.EphemeralVolumeSource",
-    (s.Field("volumeClaimTemplate", PersistentVolumeClaimTemplate, ""),),
-    "",
+    (
+        s.Field(
+            "volumeClaimTemplate",
+            PersistentVolumeClaimTemplate,
+            "Template for the claim, named after the pod and the volume, owned by the pod.",
+        ),
+    ),
+    "A volume backed by a per-pod PersistentVolumeClaim created from a template.",
 )
 
 FCVolumeSource = s.Struct(
     "io.k8s.api.core.v1.FCVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("lun", s.INT32, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("targetWWNs", s.List(s.STRING), ""),
-        s.Field("wwids", s.List(s.STRING), ""),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field("lun", s.INT32, "Logical unit number of the target."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("targetWWNs", s.List(s.STRING), "World wide names of the targets."),
+        s.Field("wwids", s.List(s.STRING), "World wide identifiers of the volume."),
     ),
-    "",
+    "A Fibre Channel disk; set either targetWWNs with lun, or wwids.",
 )
 
 FlexVolumeSource = s.Struct(
     "io.k8s.api.core.v1.FlexVolumeSource",
     (
-        s.Field("driver", s.STRING, "", required=True),
-        s.Field("fsType", s.STRING, ""),
-        s.Field("options", s.Map(s.STRING), ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", LocalObjectReference, ""),
+        s.Field("driver", s.STRING, "Name of the driver.", required=True),
+        s.Field("fsType", s.STRING, "File system to mount; the default depends on the driver."),
+        s.Field("options", s.Map(s.STRING), "Extra options passed to the driver."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("secretRef", LocalObjectReference, "Secret passed to the driver's calls."),
     ),
-    "",
+    "A volume provided by an exec-based FlexVolume driver.",
 )
 
 FlockerVolumeSource = s.Struct(
     "io.k8s.api.core.v1.FlockerVolumeSource",
     (
-        s.Field("datasetName", s.STRING, ""),
-        s.Field("datasetUUID", s.STRING, ""),
+        s.Field("datasetName", s.STRING, "Name of the dataset."),
+        s.Field("datasetUUID", s.STRING, "UUID of the dataset."),
     ),
-    "",
+    "A Flocker dataset; set exactly one of the two fields.",
 )
 
 GCEPersistentDiskVolumeSource = s.Struct(
     "io.k8s.api.core.v1.GCEPersistentDiskVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("partition", s.INT32, ""),
-        s.Field("pdName", s.STRING, "", required=True),
-        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field(
+            "partition", s.INT32, "Partition number to mount; 0 or unset mounts the whole disk."
+        ),
+        s.Field("pdName", s.STRING, "Name of the disk in GCE.", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
     ),
-    "",
+    "A Google Compute Engine persistent disk.",
 )
 
 GitRepoVolumeSource = s.Struct(
     "io.k8s.api.core.v1.GitRepoVolumeSource",
     (
-        s.Field("directory", s.STRING, ""),
-        s.Field("repository", s.STRING, "", required=True),
-        s.Field("revision", s.STRING, ""),
+        s.Field(
+            "directory",
+            s.STRING,
+            (
+                'Target directory name inside the volume; "." puts the '
+                "repository at the volume root."
+            ),
+        ),
+        s.Field("repository", s.STRING, "URL of the repository.", required=True),
+        s.Field("revision", s.STRING, "Commit hash to check out."),
     ),
-    "",
+    "A git repository checked out into a volume.",
 )
 
 GlusterfsVolumeSource = s.Struct(
     "io.k8s.api.core.v1.GlusterfsVolumeSource",
     (
-        s.Field("endpoints", s.STRING, "", required=True),
-        s.Field("path", s.STRING, "", required=True),
-        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field(
+            "endpoints",
+            s.STRING,
+            "Name of the Endpoints object listing the Gluster servers.",
+            required=True,
+        ),
+        s.Field("path", s.STRING, "Name of the Gluster volume.", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
     ),
-    "",
+    "A GlusterFS volume.",
 )
 
 HostAlias = s.Struct(
     "io.k8s.api.core.v1.HostAlias",
     (
-        s.Field("hostnames", s.List(s.STRING), ""),
-        s.Field("ip", s.STRING, "", required=True),
+        s.Field("hostnames", s.List(s.STRING), "Host names that resolve to that IP."),
+        s.Field("ip", s.STRING, "The IP address of the entry.", required=True),
     ),
-    "",
+    "An /etc/hosts line for a pod.",
 )
 
 HostIP = s.Struct(
     "io.k8s.api.core.v1.HostIP",
-    (s.Field("ip", s.STRING, "", required=True),),
-    "",
+    (s.Field("ip", s.STRING, "The address.", required=True),),
+    "An IP address of a node.",
 )
 
 HostPathType = s.Scalar(
@@ -1651,7 +2410,12 @@ HostPathType = s.Scalar(
 HostPathVolumeSource = s.Struct(
     "io.k8s.api.core.v1.HostPathVolumeSource",
     (
-        s.Field("path", s.STRING, "", required=True),
+        s.Field(
+            "path",
+            s.STRING,
+            "The path on the node; a symlink is followed to its target.",
+            required=True,
+        ),
         s.Field(
             "type",
             s.Scalar(
@@ -1667,10 +2431,14 @@ HostPathVolumeSource = s.Struct(
                     "Socket",
                 ),
             ),
-            "",
+            (
+                'What must exist at the path; "" (no check), '
+                "DirectoryOrCreate, Directory, FileOrCreate, File, Socket, "
+                "CharDevice or BlockDevice."
+            ),
         ),
     ),
-    "",
+    "A path on the node mounted into the pod.",
 )
 
 IPFamily = s.Scalar(
@@ -1692,19 +2460,26 @@ IPFamilyPolicy = s.Scalar(
 ISCSIVolumeSource = s.Struct(
     "io.k8s.api.core.v1.ISCSIVolumeSource",
     (
-        s.Field("chapAuthDiscovery", s.BOOLEAN, ""),
-        s.Field("chapAuthSession", s.BOOLEAN, ""),
-        s.Field("fsType", s.STRING, ""),
-        s.Field("initiatorName", s.STRING, ""),
-        s.Field("iqn", s.STRING, "", required=True),
-        s.Field("iscsiInterface", s.STRING, ""),
-        s.Field("lun", s.INT32, "", required=True),
-        s.Field("portals", s.List(s.STRING), ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", LocalObjectReference, ""),
-        s.Field("targetPortal", s.STRING, "", required=True),
+        s.Field("chapAuthDiscovery", s.BOOLEAN, "Use CHAP authentication for discovery."),
+        s.Field("chapAuthSession", s.BOOLEAN, "Use CHAP authentication for the session."),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field(
+            "initiatorName", s.STRING, "Custom initiator name; a new interface is made for it."
+        ),
+        s.Field("iqn", s.STRING, "iSCSI qualified name of the target.", required=True),
+        s.Field("iscsiInterface", s.STRING, "iSCSI interface to use. Defaults to default (tcp)."),
+        s.Field("lun", s.INT32, "Logical unit number of the target.", required=True),
+        s.Field("portals", s.List(s.STRING), "Extra target portals for multipath."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("secretRef", LocalObjectReference, "Secret holding the CHAP credentials."),
+        s.Field(
+            "targetPortal",
+            s.STRING,
+            "Target portal as IP or IP:port; port defaults to 3260.",
+            required=True,
+        ),
     ),
-    "",
+    "An iSCSI disk attached to the node and mounted into the pod.",
 )
 
 ImageVolumeSource = s.Struct(
@@ -1720,18 +2495,25 @@ ImageVolumeSource = s.Struct(
                     "Never",
                 ),
             ),
-            "",
+            (
+                "Always, Never or IfNotPresent. Defaults to Always for a "
+                ":latest tag and IfNotPresent otherwise."
+            ),
         ),
-        s.Field("reference", s.STRING, ""),
+        s.Field("reference", s.STRING, "Image or artifact reference, as for a container image."),
     ),
-    "",
+    "An OCI image or artifact mounted read-only.",
 )
 
 PortStatus = s.Struct(
     "io.k8s.api.core.v1.PortStatus",
     (
-        s.Field("error", s.STRING, ""),
-        s.Field("port", s.INT32, "", required=True),
+        s.Field(
+            "error",
+            s.STRING,
+            "Problem with this port, if any, as a CamelCase reason or a domain-prefixed name.",
+        ),
+        s.Field("port", s.INT32, "The port number.", required=True),
         s.Field(
             "protocol",
             s.Scalar(
@@ -1742,28 +2524,42 @@ PortStatus = s.Struct(
                     "UDP",
                 ),
             ),
-            "",
+            "TCP, UDP or SCTP.",
             required=True,
         ),
     ),
-    "",
+    "Status of one port of a load balancer entry point.",
 )
 
 LoadBalancerIngress = s.Struct(
     "io.k8s.api.core.v1.LoadBalancerIngress",
     (
-        s.Field("hostname", s.STRING, ""),
-        s.Field("ip", s.STRING, ""),
-        s.Field("ipMode", s.STRING, ""),
-        s.Field("ports", s.List(PortStatus), ""),
+        s.Field("hostname", s.STRING, "DNS name of this entry point."),
+        s.Field("ip", s.STRING, "IP address of this entry point."),
+        s.Field(
+            "ipMode",
+            s.STRING,
+            (
+                "VIP (packets reach the node still addressed to the load "
+                "balancer IP) or Proxy (packets arrive addressed to a node or "
+                "pod instead); only with ip."
+            ),
+        ),
+        s.Field("ports", s.List(PortStatus), "Per-port status of this entry point."),
     ),
-    "",
+    "One entry point of a load balancer.",
 )
 
 LoadBalancerStatus = s.Struct(
     "io.k8s.api.core.v1.LoadBalancerStatus",
-    (s.Field("ingress", s.List(LoadBalancerIngress), ""),),
-    "",
+    (
+        s.Field(
+            "ingress",
+            s.List(LoadBalancerIngress),
+            "The IPs or host names where the load balancer receives traffic.",
+        ),
+    ),
+    "Information about a provisioned load balancer.",
 )
 
 PersistentVolumeClaimModifyVolumeStatus = s.Scalar(
@@ -1787,22 +2583,24 @@ ModifyVolumeStatus = s.Struct(
                     "Pending",
                 ),
             ),
-            "",
+            "Pending, InProgress or Infeasible.",
             required=True,
         ),
-        s.Field("targetVolumeAttributesClassName", s.STRING, ""),
+        s.Field(
+            "targetVolumeAttributesClassName", s.STRING, "The class the volume is being moved to."
+        ),
     ),
-    "",
+    "Progress of moving a claim's volume to another VolumeAttributesClass.",
 )
 
 NFSVolumeSource = s.Struct(
     "io.k8s.api.core.v1.NFSVolumeSource",
     (
-        s.Field("path", s.STRING, "", required=True),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("server", s.STRING, "", required=True),
+        s.Field("path", s.STRING, "Path exported by the server.", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("server", s.STRING, "Host name or IP of the NFS server.", required=True),
     ),
-    "",
+    "An NFS export mounted into the pod.",
 )
 
 NodeInclusionPolicy = s.Scalar(
@@ -1815,14 +2613,19 @@ NodeInclusionPolicy = s.Scalar(
 PersistentVolumeClaimCondition = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeClaimCondition",
     (
-        s.Field("lastProbeTime", s.Time(), ""),
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastProbeTime", s.Time(), "When the condition was last checked."),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field(
+            "type",
+            s.STRING,
+            "Kind of condition, such as Resizing, FileSystemResizePending or ModifyingVolume.",
+            required=True,
+        ),
     ),
-    "",
+    "One observation about a PersistentVolumeClaim.",
 )
 
 PersistentVolumeClaimPhase = s.Scalar(
@@ -1836,20 +2639,26 @@ PersistentVolumeClaimPhase = s.Scalar(
 PersistentVolumeClaimStatus = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeClaimStatus",
     (
-        s.Field("accessModes", s.List(s.STRING), ""),
+        s.Field("accessModes", s.List(s.STRING), "Access modes of the bound volume."),
         s.Field(
             "allocatedResourceStatuses",
-            s.Map(s.STRING),
-            "",
+            s.Map(s.STRING, map_type="granular"),
+            (
+                "Progress of a resize for each resource, such as "
+                "ControllerResizeInProgress or NodeResizePending."
+            ),
             lifecycle=gated("RecoverVolumeExpansionFailure"),
         ),
         s.Field(
             "allocatedResources",
             s.Map(s.Quantity()),
-            "",
+            (
+                "Storage set aside for the claim, which may be more than "
+                "requested while an expansion runs."
+            ),
             lifecycle=gated("RecoverVolumeExpansionFailure"),
         ),
-        s.Field("capacity", s.Map(s.Quantity()), ""),
+        s.Field("capacity", s.Map(s.Quantity()), "Storage actually provided by the bound volume."),
         s.Field(
             "conditions",
             s.List(
@@ -1859,16 +2668,19 @@ PersistentVolumeClaimStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations, such as a resize or attribute change in progress.",
         ),
         s.Field(
             "currentVolumeAttributesClassName",
             s.STRING,
-            "",
+            "The VolumeAttributesClass the volume currently uses.",
             lifecycle=gated("VolumeAttributesClass"),
         ),
         s.Field(
-            "modifyVolumeStatus", ModifyVolumeStatus, "", lifecycle=gated("VolumeAttributesClass")
+            "modifyVolumeStatus",
+            ModifyVolumeStatus,
+            "Progress of a change to another VolumeAttributesClass, when one is under way.",
+            lifecycle=gated("VolumeAttributesClass"),
         ),
         s.Field(
             "phase",
@@ -1880,85 +2692,109 @@ PersistentVolumeClaimStatus = s.Struct(
                     "Pending",
                 ),
             ),
-            "",
+            "Pending, Bound or Lost.",
         ),
     ),
-    "",
+    "The observed state of a PersistentVolumeClaim.",
 )
 
 PersistentVolumeClaim = kind_struct(
     "io.k8s.api.core.v1.PersistentVolumeClaim",
     (("", "v1", "PersistentVolumeClaim"),),
     (
-        s.Field("spec", PersistentVolumeClaimSpec, ""),
-        s.Field("status", PersistentVolumeClaimStatus, ""),
+        s.Field(
+            "spec",
+            PersistentVolumeClaimSpec,
+            "The storage size, access modes and class being asked for.",
+        ),
+        s.Field(
+            "status",
+            PersistentVolumeClaimStatus,
+            "Binding and capacity information reported by the volume controllers.",
+        ),
     ),
-    "",
+    (
+        "A request for storage; used here as a template for the "
+        "claims a StatefulSet makes for each pod."
+    ),
 )
 
 PersistentVolumeClaimVolumeSource = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource",
     (
-        s.Field("claimName", s.STRING, "", required=True),
-        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("claimName", s.STRING, "Name of the claim in the pod's namespace.", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
     ),
-    "",
+    "Mounts the volume bound to a PersistentVolumeClaim.",
 )
 
 PhotonPersistentDiskVolumeSource = s.Struct(
     "io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("pdID", s.STRING, "", required=True),
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
+        s.Field("pdID", s.STRING, "ID of the disk.", required=True),
     ),
-    "",
+    "A Photon Controller persistent disk.",
 )
 
 PodDNSConfigOption = s.Struct(
     "io.k8s.api.core.v1.PodDNSConfigOption",
     (
-        s.Field("name", s.STRING, ""),
-        s.Field("value", s.STRING, ""),
+        s.Field("name", s.STRING, "The option's name."),
+        s.Field("value", s.STRING, "The option's value, if any."),
     ),
-    "",
+    "One resolver option.",
 )
 
 PodDNSConfig = s.Struct(
     "io.k8s.api.core.v1.PodDNSConfig",
     (
-        s.Field("nameservers", s.List(s.STRING), ""),
-        s.Field("options", s.List(PodDNSConfigOption), ""),
-        s.Field("searches", s.List(s.STRING), ""),
+        s.Field("nameservers", s.List(s.STRING), "Extra DNS server IPs, at most 3 in total."),
+        s.Field("options", s.List(PodDNSConfigOption), "Extra resolver options."),
+        s.Field("searches", s.List(s.STRING), "Extra search domains."),
     ),
-    "",
+    "DNS settings for a pod beyond what dnsPolicy gives.",
 )
 
 PodOS = s.Struct(
     "io.k8s.api.core.v1.PodOS",
-    (s.Field("name", s.STRING, "", required=True),),
-    "",
+    (s.Field("name", s.STRING, "linux or windows.", required=True),),
+    "The operating system a pod targets.",
 )
 
 PodReadinessGate = s.Struct(
     "io.k8s.api.core.v1.PodReadinessGate",
-    (s.Field("conditionType", s.STRING, "", required=True),),
-    "",
+    (
+        s.Field(
+            "conditionType", s.STRING, "The pod condition type that must be True.", required=True
+        ),
+    ),
+    "An extra condition a pod needs for readiness.",
 )
 
 PodResourceClaim = s.Struct(
     "io.k8s.api.core.v1.PodResourceClaim",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("resourceClaimName", s.STRING, ""),
-        s.Field("resourceClaimTemplateName", s.STRING, ""),
+        s.Field(
+            "name",
+            s.STRING,
+            "Name used by containers to refer to this claim; unique within the pod.",
+            required=True,
+        ),
+        s.Field("resourceClaimName", s.STRING, "An existing ResourceClaim in the pod's namespace."),
+        s.Field(
+            "resourceClaimTemplateName",
+            s.STRING,
+            "A ResourceClaimTemplate from which a claim is made for this pod.",
+        ),
     ),
-    "",
+    "Ties a name used inside the pod to a ResourceClaim.",
 )
 
 PodSchedulingGate = s.Struct(
     "io.k8s.api.core.v1.PodSchedulingGate",
-    (s.Field("name", s.STRING, "", required=True),),
-    "",
+    (s.Field("name", s.STRING, "Name of the gate; unique within the pod.", required=True),),
+    "A gate that holds a pod back from scheduling.",
 )
 
 PodFSGroupChangePolicy = s.Scalar(
@@ -1978,17 +2814,21 @@ SupplementalGroupsPolicy = s.Scalar(
 Sysctl = s.Struct(
     "io.k8s.api.core.v1.Sysctl",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("value", s.STRING, "", required=True),
+        s.Field("name", s.STRING, "Name of the parameter.", required=True),
+        s.Field("value", s.STRING, "Value to set.", required=True),
     ),
-    "",
+    "One kernel parameter.",
 )
 
 PodSecurityContext = s.Struct(
     "io.k8s.api.core.v1.PodSecurityContext",
     (
-        s.Field("appArmorProfile", AppArmorProfile, ""),
-        s.Field("fsGroup", s.INT64, ""),
+        s.Field("appArmorProfile", AppArmorProfile, "AppArmor profile for all containers."),
+        s.Field(
+            "fsGroup",
+            s.INT64,
+            "Group ID that owns volumes and is added to every container's processes.",
+        ),
         s.Field(
             "fsGroupChangePolicy",
             s.Scalar(
@@ -1998,15 +2838,39 @@ PodSecurityContext = s.Struct(
                     "OnRootMismatch",
                 ),
             ),
-            "",
+            (
+                "OnRootMismatch or Always (the default); when volume "
+                "ownership is changed to fsGroup."
+            ),
         ),
-        s.Field("runAsGroup", s.INT64, ""),
-        s.Field("runAsNonRoot", s.BOOLEAN, ""),
-        s.Field("runAsUser", s.INT64, ""),
-        s.Field("seLinuxChangePolicy", s.STRING, "", lifecycle=gated("SELinuxChangePolicy")),
-        s.Field("seLinuxOptions", SELinuxOptions, ""),
-        s.Field("seccompProfile", SeccompProfile, ""),
-        s.Field("supplementalGroups", s.List(s.INT64), ""),
+        s.Field(
+            "runAsGroup",
+            s.INT64,
+            "Primary group ID of container processes; the runtime default when unset.",
+        ),
+        s.Field("runAsNonRoot", s.BOOLEAN, "Refuse to start a container that would run as UID 0."),
+        s.Field(
+            "runAsUser",
+            s.INT64,
+            "User ID that container processes run as; the image's user when unset.",
+        ),
+        s.Field(
+            "seLinuxChangePolicy",
+            s.STRING,
+            "MountOption or Recursive; how SELinux labels are applied to volumes.",
+            lifecycle=gated("SELinuxChangePolicy"),
+        ),
+        s.Field(
+            "seLinuxOptions",
+            SELinuxOptions,
+            "SELinux label for all containers; the runtime picks one when unset.",
+        ),
+        s.Field("seccompProfile", SeccompProfile, "Seccomp profile for all containers."),
+        s.Field(
+            "supplementalGroups",
+            s.List(s.INT64),
+            "Extra group IDs given to the first process of each container.",
+        ),
         s.Field(
             "supplementalGroupsPolicy",
             s.Scalar(
@@ -2016,13 +2880,24 @@ PodSecurityContext = s.Struct(
                     "Strict",
                 ),
             ),
-            "",
+            (
+                "Merge (used when unset) also adds the groups the image's "
+                "/etc/group gives the user; Strict uses only the listed "
+                "groups."
+            ),
             lifecycle=gated("SupplementalGroupsPolicy"),
         ),
-        s.Field("sysctls", s.List(Sysctl), ""),
-        s.Field("windowsOptions", WindowsSecurityContextOptions, ""),
+        s.Field("sysctls", s.List(Sysctl), "Namespaced kernel parameters set for the pod."),
+        s.Field(
+            "windowsOptions",
+            WindowsSecurityContextOptions,
+            "Windows-only settings for all containers.",
+        ),
     ),
-    "",
+    (
+        "Security settings for all containers of a pod; a container's "
+        "own securityContext wins where both set a value."
+    ),
 )
 
 PreemptionPolicy = s.Scalar(
@@ -2068,9 +2943,14 @@ Toleration = s.Struct(
                     "PreferNoSchedule",
                 ),
             ),
-            "",
+            (
+                "Taint effect to match, NoSchedule, PreferNoSchedule or "
+                "NoExecute; empty matches all."
+            ),
         ),
-        s.Field("key", s.STRING, ""),
+        s.Field(
+            "key", s.STRING, ("Taint key to match; empty with operator Exists matches every taint.")
+        ),
         s.Field(
             "operator",
             s.Scalar(
@@ -2080,12 +2960,19 @@ Toleration = s.Struct(
                     "Exists",
                 ),
             ),
-            "",
+            "Exists or Equal (the default).",
         ),
-        s.Field("tolerationSeconds", s.INT64, ""),
-        s.Field("value", s.STRING, ""),
+        s.Field(
+            "tolerationSeconds",
+            s.INT64,
+            (
+                "For NoExecute taints, how long the pod stays bound after the "
+                "taint appears; unset means forever."
+            ),
+        ),
+        s.Field("value", s.STRING, "Taint value to match with Equal; empty with Exists."),
     ),
-    "",
+    "Lets a pod be scheduled onto, or stay on, nodes with a matching taint.",
 )
 
 UnsatisfiableConstraintAction = s.Scalar(
@@ -2098,10 +2985,29 @@ UnsatisfiableConstraintAction = s.Scalar(
 TopologySpreadConstraint = s.Struct(
     "io.k8s.api.core.v1.TopologySpreadConstraint",
     (
-        s.Field("labelSelector", meta.LabelSelector, ""),
-        s.Field("matchLabelKeys", s.List(s.STRING), ""),
-        s.Field("maxSkew", s.INT32, "", required=True),
-        s.Field("minDomains", s.INT32, ""),
+        s.Field("labelSelector", meta.LabelSelector, "Labels of the pods counted in each domain."),
+        s.Field(
+            "matchLabelKeys",
+            s.List(s.STRING),
+            "Label keys whose values on the incoming pod are added to labelSelector.",
+        ),
+        s.Field(
+            "maxSkew",
+            s.INT32,
+            (
+                "Largest allowed difference in matching pods between any two "
+                "eligible domains; at least 1."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "minDomains",
+            s.INT32,
+            (
+                "Fewest eligible domains assumed when computing skew; only "
+                "with DoNotSchedule. Defaults to 1."
+            ),
+        ),
         s.Field(
             "nodeAffinityPolicy",
             s.Scalar(
@@ -2111,7 +3017,10 @@ TopologySpreadConstraint = s.Struct(
                     "Ignore",
                 ),
             ),
-            "",
+            (
+                "Honor (the default) or Ignore; whether node affinity and "
+                "nodeSelector limit the domains counted."
+            ),
         ),
         s.Field(
             "nodeTaintsPolicy",
@@ -2122,9 +3031,17 @@ TopologySpreadConstraint = s.Struct(
                     "Ignore",
                 ),
             ),
-            "",
+            (
+                "Honor or Ignore (the default); whether tainted nodes that "
+                "the pod does not tolerate are left out."
+            ),
         ),
-        s.Field("topologyKey", s.STRING, "", required=True),
+        s.Field(
+            "topologyKey",
+            s.STRING,
+            "Node label whose values define the domains, such as a zone or a host name.",
+            required=True,
+        ),
         s.Field(
             "whenUnsatisfiable",
             s.Scalar(
@@ -2134,41 +3051,57 @@ TopologySpreadConstraint = s.Struct(
                     "ScheduleAnyway",
                 ),
             ),
-            "",
+            "DoNotSchedule (a hard rule) or ScheduleAnyway (a soft preference).",
             required=True,
         ),
     ),
-    "",
+    "Limits how unevenly matching pods are spread over topology domains.",
 )
 
 PortworxVolumeSource = s.Struct(
     "io.k8s.api.core.v1.PortworxVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("volumeID", s.STRING, "", required=True),
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("volumeID", s.STRING, "ID of the volume.", required=True),
     ),
-    "",
+    "A Portworx volume.",
 )
 
 SecretProjection = s.Struct(
     "io.k8s.api.core.v1.SecretProjection",
     (
-        s.Field("items", s.List(KeyToPath), ""),
-        s.Field("name", s.STRING, ""),
-        s.Field("optional", s.BOOLEAN, ""),
+        s.Field(
+            "items",
+            s.List(KeyToPath),
+            "Chooses which keys appear and under which paths; all keys are used when empty.",
+        ),
+        s.Field("name", s.STRING, "Name of the referenced object."),
+        s.Field(
+            "optional",
+            s.BOOLEAN,
+            "Allow the pod to start even if the Secret or a listed key is missing.",
+        ),
     ),
-    "",
+    "Keys of a Secret placed into a projected volume.",
 )
 
 ServiceAccountTokenProjection = s.Struct(
     "io.k8s.api.core.v1.ServiceAccountTokenProjection",
     (
-        s.Field("audience", s.STRING, ""),
-        s.Field("expirationSeconds", s.INT64, ""),
-        s.Field("path", s.STRING, "", required=True),
+        s.Field(
+            "audience",
+            s.STRING,
+            "Who the token is meant for. Defaults to the API server's own identifier.",
+        ),
+        s.Field(
+            "expirationSeconds",
+            s.INT64,
+            "Requested token lifetime in seconds; at least 600. Defaults to 3600.",
+        ),
+        s.Field("path", s.STRING, "Relative path of the token file.", required=True),
     ),
-    "",
+    "A token for the pod's service account, refreshed by the kubelet, written to a file.",
 )
 
 VolumeProjection = s.Struct(
@@ -2177,186 +3110,331 @@ VolumeProjection = s.Struct(
         s.Field(
             "clusterTrustBundle",
             ClusterTrustBundleProjection,
-            "",
+            "Certificates from ClusterTrustBundle objects, as one PEM file.",
             lifecycle=gated("ClusterTrustBundleProjection"),
         ),
-        s.Field("configMap", ConfigMapProjection, ""),
-        s.Field("downwardAPI", DownwardAPIProjection, ""),
-        s.Field("secret", SecretProjection, ""),
-        s.Field("serviceAccountToken", ServiceAccountTokenProjection, ""),
+        s.Field("configMap", ConfigMapProjection, "Keys of a ConfigMap."),
+        s.Field("downwardAPI", DownwardAPIProjection, "Pod fields and container resources."),
+        s.Field("secret", SecretProjection, "Keys of a Secret."),
+        s.Field(
+            "serviceAccountToken", ServiceAccountTokenProjection, "A bound service account token."
+        ),
     ),
-    "",
+    "One source of a projected volume; set exactly one member.",
 )
 
 ProjectedVolumeSource = s.Struct(
     "io.k8s.api.core.v1.ProjectedVolumeSource",
     (
-        s.Field("defaultMode", s.INT32, ""),
-        s.Field("sources", s.List(VolumeProjection), ""),
+        s.Field(
+            "defaultMode",
+            s.INT32,
+            "Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644.",
+        ),
+        s.Field("sources", s.List(VolumeProjection), "The sources to merge."),
     ),
-    "",
+    "Merges several sources into one volume directory.",
 )
 
 QuobyteVolumeSource = s.Struct(
     "io.k8s.api.core.v1.QuobyteVolumeSource",
     (
-        s.Field("group", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("registry", s.STRING, "", required=True),
-        s.Field("tenant", s.STRING, ""),
-        s.Field("user", s.STRING, ""),
-        s.Field("volume", s.STRING, "", required=True),
+        s.Field("group", s.STRING, "Group to map access to. Defaults to no group."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "registry",
+            s.STRING,
+            "Registry services as host:port pairs, comma separated.",
+            required=True,
+        ),
+        s.Field(
+            "tenant", s.STRING, ("Tenant owning the volume, for dynamically provisioned volumes.")
+        ),
+        s.Field("user", s.STRING, "User to map access to. Defaults to serviceaccount."),
+        s.Field("volume", s.STRING, "Name of the Quobyte volume.", required=True),
     ),
-    "",
+    "A Quobyte volume.",
 )
 
 RBDVolumeSource = s.Struct(
     "io.k8s.api.core.v1.RBDVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("image", s.STRING, "", required=True),
-        s.Field("keyring", s.STRING, ""),
-        s.Field("monitors", s.List(s.STRING), "", required=True),
-        s.Field("pool", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", LocalObjectReference, ""),
-        s.Field("user", s.STRING, ""),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field("image", s.STRING, "Name of the RBD image.", required=True),
+        s.Field("keyring", s.STRING, "Path to the keyring file. Defaults to /etc/ceph/keyring."),
+        s.Field("monitors", s.List(s.STRING), "Ceph monitor addresses.", required=True),
+        s.Field("pool", s.STRING, "RADOS pool. Defaults to rbd."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretRef", LocalObjectReference, "Secret with the user's key; overrides keyring."
+        ),
+        s.Field("user", s.STRING, "RADOS user. Defaults to admin."),
     ),
-    "",
+    "A Ceph RADOS block device.",
 )
 
 ScaleIOVolumeSource = s.Struct(
     "io.k8s.api.core.v1.ScaleIOVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("gateway", s.STRING, "", required=True),
-        s.Field("protectionDomain", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", LocalObjectReference, "", required=True),
-        s.Field("sslEnabled", s.BOOLEAN, ""),
-        s.Field("storageMode", s.STRING, ""),
-        s.Field("storagePool", s.STRING, ""),
-        s.Field("system", s.STRING, "", required=True),
-        s.Field("volumeName", s.STRING, ""),
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to xfs."),
+        s.Field("gateway", s.STRING, "Host of the ScaleIO gateway to talk to.", required=True),
+        s.Field("protectionDomain", s.STRING, "Protection domain of the storage."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretRef",
+            LocalObjectReference,
+            "Secret with the ScaleIO user's credentials.",
+            required=True,
+        ),
+        s.Field("sslEnabled", s.BOOLEAN, "Use TLS to talk to the gateway. Defaults to false."),
+        s.Field(
+            "storageMode",
+            s.STRING,
+            "ThickProvisioned or ThinProvisioned. Defaults to ThinProvisioned.",
+        ),
+        s.Field("storagePool", s.STRING, "Storage pool in the protection domain."),
+        s.Field("system", s.STRING, "Name of the storage system.", required=True),
+        s.Field("volumeName", s.STRING, "An existing ScaleIO volume to use."),
     ),
-    "",
+    "A ScaleIO volume.",
 )
 
 SecretVolumeSource = s.Struct(
     "io.k8s.api.core.v1.SecretVolumeSource",
     (
-        s.Field("defaultMode", s.INT32, ""),
-        s.Field("items", s.List(KeyToPath), ""),
-        s.Field("optional", s.BOOLEAN, ""),
-        s.Field("secretName", s.STRING, ""),
+        s.Field(
+            "defaultMode",
+            s.INT32,
+            "Permission bits for created files, 0000 to 0777 (octal). Defaults to 0644.",
+        ),
+        s.Field(
+            "items",
+            s.List(KeyToPath),
+            "Chooses which keys appear and under which paths; all keys are used when empty.",
+        ),
+        s.Field(
+            "optional",
+            s.BOOLEAN,
+            "Allow the pod to start even if the Secret or a listed key is missing.",
+        ),
+        s.Field("secretName", s.STRING, "The Secret to project, from the pod's own namespace."),
     ),
-    "",
+    "Projects a Secret's keys as files.",
 )
 
 StorageOSVolumeSource = s.Struct(
     "io.k8s.api.core.v1.StorageOSVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", LocalObjectReference, ""),
-        s.Field("volumeName", s.STRING, ""),
-        s.Field("volumeNamespace", s.STRING, ""),
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("secretRef", LocalObjectReference, "Secret with the StorageOS API credentials."),
+        s.Field("volumeName", s.STRING, "Name of the volume within its namespace."),
+        s.Field(
+            "volumeNamespace",
+            s.STRING,
+            "StorageOS namespace of the volume; defaults to the pod's namespace.",
+        ),
     ),
-    "",
+    "A StorageOS volume.",
 )
 
 VsphereVirtualDiskVolumeSource = s.Struct(
     "io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("storagePolicyID", s.STRING, ""),
-        s.Field("storagePolicyName", s.STRING, ""),
-        s.Field("volumePath", s.STRING, "", required=True),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field("storagePolicyID", s.STRING, "Storage policy based management profile ID."),
+        s.Field("storagePolicyName", s.STRING, "Storage policy based management profile name."),
+        s.Field("volumePath", s.STRING, "Path identifying the disk.", required=True),
     ),
-    "",
+    "A vSphere virtual disk.",
 )
 
 VolumeSource = s.Struct(
     "io.k8s.api.core.v1.VolumeSource",
     (
-        s.Field("awsElasticBlockStore", AWSElasticBlockStoreVolumeSource, ""),
-        s.Field("azureDisk", AzureDiskVolumeSource, ""),
-        s.Field("azureFile", AzureFileVolumeSource, ""),
-        s.Field("cephfs", CephFSVolumeSource, ""),
-        s.Field("cinder", CinderVolumeSource, ""),
-        s.Field("configMap", ConfigMapVolumeSource, ""),
-        s.Field("csi", CSIVolumeSource, ""),
-        s.Field("downwardAPI", DownwardAPIVolumeSource, ""),
-        s.Field("emptyDir", EmptyDirVolumeSource, ""),
-        s.Field("ephemeral", EphemeralVolumeSource, ""),
-        s.Field("fc", FCVolumeSource, ""),
-        s.Field("flexVolume", FlexVolumeSource, ""),
-        s.Field("flocker", FlockerVolumeSource, ""),
-        s.Field("gcePersistentDisk", GCEPersistentDiskVolumeSource, ""),
-        s.Field("gitRepo", GitRepoVolumeSource, ""),
-        s.Field("glusterfs", GlusterfsVolumeSource, ""),
-        s.Field("hostPath", HostPathVolumeSource, ""),
-        s.Field("image", ImageVolumeSource, "", lifecycle=gated("ImageVolume")),
-        s.Field("iscsi", ISCSIVolumeSource, ""),
-        s.Field("nfs", NFSVolumeSource, ""),
-        s.Field("persistentVolumeClaim", PersistentVolumeClaimVolumeSource, ""),
-        s.Field("photonPersistentDisk", PhotonPersistentDiskVolumeSource, ""),
-        s.Field("portworxVolume", PortworxVolumeSource, ""),
-        s.Field("projected", ProjectedVolumeSource, ""),
-        s.Field("quobyte", QuobyteVolumeSource, ""),
-        s.Field("rbd", RBDVolumeSource, ""),
-        s.Field("scaleIO", ScaleIOVolumeSource, ""),
-        s.Field("secret", SecretVolumeSource, ""),
-        s.Field("storageos", StorageOSVolumeSource, ""),
-        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, ""),
+        s.Field(
+            "awsElasticBlockStore",
+            AWSElasticBlockStoreVolumeSource,
+            "Deprecated; an AWS EBS volume (now served by a CSI driver).",
+        ),
+        s.Field("azureDisk", AzureDiskVolumeSource, "Deprecated; an Azure data disk."),
+        s.Field("azureFile", AzureFileVolumeSource, "Deprecated; an Azure File share."),
+        s.Field("cephfs", CephFSVolumeSource, "Deprecated; a CephFS mount."),
+        s.Field("cinder", CinderVolumeSource, "Deprecated; an OpenStack Cinder volume."),
+        s.Field("configMap", ConfigMapVolumeSource, "The keys of a ConfigMap, as files."),
+        s.Field("csi", CSIVolumeSource, "An ephemeral volume provided by a CSI driver."),
+        s.Field("downwardAPI", DownwardAPIVolumeSource, "Fields of the pod itself, as files."),
+        s.Field(
+            "emptyDir",
+            EmptyDirVolumeSource,
+            "A scratch directory that starts empty and lives as long as the pod.",
+        ),
+        s.Field(
+            "ephemeral",
+            EphemeralVolumeSource,
+            "A volume backed by a PersistentVolumeClaim made for this pod and deleted with it.",
+        ),
+        s.Field("fc", FCVolumeSource, "A Fibre Channel disk."),
+        s.Field(
+            "flexVolume", FlexVolumeSource, "Deprecated; a volume handled by a FlexVolume driver."
+        ),
+        s.Field("flocker", FlockerVolumeSource, "Removed; a Flocker dataset."),
+        s.Field(
+            "gcePersistentDisk",
+            GCEPersistentDiskVolumeSource,
+            "Deprecated; a Google Compute Engine persistent disk (now served by a CSI driver).",
+        ),
+        s.Field(
+            "gitRepo",
+            GitRepoVolumeSource,
+            "Deprecated; a git repository cloned into the volume. Use an init container instead.",
+        ),
+        s.Field("glusterfs", GlusterfsVolumeSource, "Removed; a GlusterFS volume."),
+        s.Field(
+            "hostPath",
+            HostPathVolumeSource,
+            "A file or directory on the node, mostly for system agents.",
+        ),
+        s.Field(
+            "image",
+            ImageVolumeSource,
+            "An OCI image or artifact mounted read-only as the volume's contents.",
+            lifecycle=gated("ImageVolume"),
+        ),
+        s.Field("iscsi", ISCSIVolumeSource, "An iSCSI disk."),
+        s.Field("nfs", NFSVolumeSource, "An NFS share."),
+        s.Field(
+            "persistentVolumeClaim",
+            PersistentVolumeClaimVolumeSource,
+            "A PersistentVolumeClaim in the pod's namespace.",
+        ),
+        s.Field(
+            "photonPersistentDisk",
+            PhotonPersistentDiskVolumeSource,
+            "Removed; a Photon Controller disk.",
+        ),
+        s.Field("portworxVolume", PortworxVolumeSource, "Deprecated; a Portworx volume."),
+        s.Field(
+            "projected",
+            ProjectedVolumeSource,
+            "Several secret, configMap, downwardAPI and token sources merged into one directory.",
+        ),
+        s.Field("quobyte", QuobyteVolumeSource, "Removed; a Quobyte volume."),
+        s.Field("rbd", RBDVolumeSource, "Deprecated; a Ceph RBD image."),
+        s.Field("scaleIO", ScaleIOVolumeSource, "Removed; a ScaleIO volume."),
+        s.Field("secret", SecretVolumeSource, "The keys of a Secret, as files."),
+        s.Field("storageos", StorageOSVolumeSource, "Removed; a StorageOS volume."),
+        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, "Deprecated; a vSphere disk."),
     ),
-    "",
+    "Where a volume's contents come from; exactly one member is set.",
 )
 
 Volume = s.Struct(
     "io.k8s.api.core.v1.Volume",
     (
-        s.Field("awsElasticBlockStore", AWSElasticBlockStoreVolumeSource, ""),
-        s.Field("azureDisk", AzureDiskVolumeSource, ""),
-        s.Field("azureFile", AzureFileVolumeSource, ""),
-        s.Field("cephfs", CephFSVolumeSource, ""),
-        s.Field("cinder", CinderVolumeSource, ""),
-        s.Field("configMap", ConfigMapVolumeSource, ""),
-        s.Field("csi", CSIVolumeSource, ""),
-        s.Field("downwardAPI", DownwardAPIVolumeSource, ""),
-        s.Field("emptyDir", EmptyDirVolumeSource, ""),
-        s.Field("ephemeral", EphemeralVolumeSource, ""),
-        s.Field("fc", FCVolumeSource, ""),
-        s.Field("flexVolume", FlexVolumeSource, ""),
-        s.Field("flocker", FlockerVolumeSource, ""),
-        s.Field("gcePersistentDisk", GCEPersistentDiskVolumeSource, ""),
-        s.Field("gitRepo", GitRepoVolumeSource, ""),
-        s.Field("glusterfs", GlusterfsVolumeSource, ""),
-        s.Field("hostPath", HostPathVolumeSource, ""),
-        s.Field("image", ImageVolumeSource, "", lifecycle=gated("ImageVolume")),
-        s.Field("iscsi", ISCSIVolumeSource, ""),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("nfs", NFSVolumeSource, ""),
-        s.Field("persistentVolumeClaim", PersistentVolumeClaimVolumeSource, ""),
-        s.Field("photonPersistentDisk", PhotonPersistentDiskVolumeSource, ""),
-        s.Field("portworxVolume", PortworxVolumeSource, ""),
-        s.Field("projected", ProjectedVolumeSource, ""),
-        s.Field("quobyte", QuobyteVolumeSource, ""),
-        s.Field("rbd", RBDVolumeSource, ""),
-        s.Field("scaleIO", ScaleIOVolumeSource, ""),
-        s.Field("secret", SecretVolumeSource, ""),
-        s.Field("storageos", StorageOSVolumeSource, ""),
-        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, ""),
+        s.Field(
+            "awsElasticBlockStore",
+            AWSElasticBlockStoreVolumeSource,
+            "Deprecated; an AWS EBS volume (now served by a CSI driver).",
+        ),
+        s.Field("azureDisk", AzureDiskVolumeSource, "Deprecated; an Azure data disk."),
+        s.Field("azureFile", AzureFileVolumeSource, "Deprecated; an Azure File share."),
+        s.Field("cephfs", CephFSVolumeSource, "Deprecated; a CephFS mount."),
+        s.Field("cinder", CinderVolumeSource, "Deprecated; an OpenStack Cinder volume."),
+        s.Field("configMap", ConfigMapVolumeSource, "The keys of a ConfigMap, as files."),
+        s.Field("csi", CSIVolumeSource, "An ephemeral volume provided by a CSI driver."),
+        s.Field("downwardAPI", DownwardAPIVolumeSource, "Fields of the pod itself, as files."),
+        s.Field(
+            "emptyDir",
+            EmptyDirVolumeSource,
+            "A scratch directory that starts empty and lives as long as the pod.",
+        ),
+        s.Field(
+            "ephemeral",
+            EphemeralVolumeSource,
+            "A volume backed by a PersistentVolumeClaim made for this pod and deleted with it.",
+        ),
+        s.Field("fc", FCVolumeSource, "A Fibre Channel disk."),
+        s.Field(
+            "flexVolume", FlexVolumeSource, "Deprecated; a volume handled by a FlexVolume driver."
+        ),
+        s.Field("flocker", FlockerVolumeSource, "Removed; a Flocker dataset."),
+        s.Field(
+            "gcePersistentDisk",
+            GCEPersistentDiskVolumeSource,
+            "Deprecated; a Google Compute Engine persistent disk (now served by a CSI driver).",
+        ),
+        s.Field(
+            "gitRepo",
+            GitRepoVolumeSource,
+            "Deprecated; a git repository cloned into the volume. Use an init container instead.",
+        ),
+        s.Field("glusterfs", GlusterfsVolumeSource, "Removed; a GlusterFS volume."),
+        s.Field(
+            "hostPath",
+            HostPathVolumeSource,
+            "A file or directory on the node, mostly for system agents.",
+        ),
+        s.Field(
+            "image",
+            ImageVolumeSource,
+            "An OCI image or artifact mounted read-only as the volume's contents.",
+            lifecycle=gated("ImageVolume"),
+        ),
+        s.Field("iscsi", ISCSIVolumeSource, "An iSCSI disk."),
+        s.Field(
+            "name",
+            s.STRING,
+            "Name of the volume; a DNS label unique within the pod.",
+            required=True,
+        ),
+        s.Field("nfs", NFSVolumeSource, "An NFS share."),
+        s.Field(
+            "persistentVolumeClaim",
+            PersistentVolumeClaimVolumeSource,
+            "A PersistentVolumeClaim in the pod's namespace.",
+        ),
+        s.Field(
+            "photonPersistentDisk",
+            PhotonPersistentDiskVolumeSource,
+            "Removed; a Photon Controller disk.",
+        ),
+        s.Field("portworxVolume", PortworxVolumeSource, "Deprecated; a Portworx volume."),
+        s.Field(
+            "projected",
+            ProjectedVolumeSource,
+            "Several secret, configMap, downwardAPI and token sources merged into one directory.",
+        ),
+        s.Field("quobyte", QuobyteVolumeSource, "Removed; a Quobyte volume."),
+        s.Field("rbd", RBDVolumeSource, "Deprecated; a Ceph RBD image."),
+        s.Field("scaleIO", ScaleIOVolumeSource, "Removed; a ScaleIO volume."),
+        s.Field("secret", SecretVolumeSource, "The keys of a Secret, as files."),
+        s.Field("storageos", StorageOSVolumeSource, "Removed; a StorageOS volume."),
+        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, "Deprecated; a vSphere disk."),
     ),
-    "",
+    "A named volume that containers of the pod can mount; exactly one source must be set.",
 )
 
 PodSpec = s.Struct(
     "io.k8s.api.core.v1.PodSpec",
     (
-        s.Field("activeDeadlineSeconds", s.INT64, ""),
-        s.Field("affinity", Affinity, ""),
-        s.Field("automountServiceAccountToken", s.BOOLEAN, ""),
+        s.Field(
+            "activeDeadlineSeconds",
+            s.INT64,
+            (
+                "Time limit in seconds, from the pod's start, after which the "
+                "kubelet fails the pod and kills its containers."
+            ),
+        ),
+        s.Field("affinity", Affinity, "Node affinity and pod (anti-)affinity scheduling rules."),
+        s.Field(
+            "automountServiceAccountToken",
+            s.BOOLEAN,
+            (
+                "Whether an API token is mounted into the pod; overrides the "
+                "service account's setting."
+            ),
+        ),
         s.Field(
             "containers",
             s.List(
@@ -2366,10 +3444,12 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            "The pod's main containers; at least one is required.",
             required=True,
         ),
-        s.Field("dnsConfig", PodDNSConfig, ""),
+        s.Field(
+            "dnsConfig", PodDNSConfig, "Extra DNS settings merged into what dnsPolicy produces."
+        ),
         s.Field(
             "dnsPolicy",
             s.Scalar(
@@ -2381,9 +3461,16 @@ PodSpec = s.Struct(
                     "None",
                 ),
             ),
-            "",
+            (
+                "How DNS is set up in the pod; ClusterFirst (the default), "
+                "ClusterFirstWithHostNet, Default or None."
+            ),
         ),
-        s.Field("enableServiceLinks", s.BOOLEAN, ""),
+        s.Field(
+            "enableServiceLinks",
+            s.BOOLEAN,
+            "Whether environment variables describing services are injected. Defaults to true.",
+        ),
         s.Field(
             "ephemeralContainers",
             s.List(
@@ -2393,7 +3480,10 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            (
+                "Debugging containers added to a running pod through the "
+                "ephemeralcontainers subresource."
+            ),
         ),
         s.Field(
             "hostAliases",
@@ -2404,13 +3494,21 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="ip",
             ),
-            "",
+            "Extra entries written into the pod's /etc/hosts file.",
         ),
-        s.Field("hostIPC", s.BOOLEAN, ""),
-        s.Field("hostNetwork", s.BOOLEAN, ""),
-        s.Field("hostPID", s.BOOLEAN, ""),
-        s.Field("hostUsers", s.BOOLEAN, ""),
-        s.Field("hostname", s.STRING, ""),
+        s.Field("hostIPC", s.BOOLEAN, "Use the node's IPC namespace. Defaults to false."),
+        s.Field("hostNetwork", s.BOOLEAN, "Use the node's network namespace. Defaults to false."),
+        s.Field("hostPID", s.BOOLEAN, "Use the node's process ID namespace. Defaults to false."),
+        s.Field(
+            "hostUsers",
+            s.BOOLEAN,
+            "When false, the pod runs in its own user namespace. Defaults to true.",
+        ),
+        s.Field(
+            "hostname",
+            s.STRING,
+            "Host name of the pod. Defaults to a value chosen by the system from the pod name.",
+        ),
         s.Field(
             "imagePullSecrets",
             s.List(
@@ -2420,7 +3518,7 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            "Secrets in the pod's namespace holding registry credentials for pulling images.",
         ),
         s.Field(
             "initContainers",
@@ -2431,12 +3529,28 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            (
+                "Containers that run one after another, each to completion, "
+                "before the main containers start. Ones with restartPolicy "
+                "Always keep running as sidecars."
+            ),
         ),
-        s.Field("nodeName", s.STRING, ""),
-        s.Field("nodeSelector", s.Map(s.STRING), ""),
-        s.Field("os", PodOS, ""),
-        s.Field("overhead", s.Map(s.Quantity()), ""),
+        s.Field(
+            "nodeName",
+            s.STRING,
+            "The node the pod runs on. Set by the scheduler, or by hand to skip scheduling.",
+        ),
+        s.Field(
+            "nodeSelector",
+            s.Map(s.STRING, map_type="atomic"),
+            "Node labels (key and value) that a node needs for this pod to go there.",
+        ),
+        s.Field("os", PodOS, "The operating system the pod's containers need."),
+        s.Field(
+            "overhead",
+            s.Map(s.Quantity()),
+            "Extra resources used by the pod's sandbox, filled in from its RuntimeClass.",
+        ),
         s.Field(
             "preemptionPolicy",
             s.Scalar(
@@ -2446,11 +3560,26 @@ PodSpec = s.Struct(
                     "PreemptLowerPriority",
                 ),
             ),
-            "",
+            (
+                "Whether this pod may preempt lower priority pods; "
+                "PreemptLowerPriority (the default) or Never."
+            ),
         ),
-        s.Field("priority", s.INT32, ""),
-        s.Field("priorityClassName", s.STRING, ""),
-        s.Field("readinessGates", s.List(PodReadinessGate), ""),
+        s.Field(
+            "priority",
+            s.INT32,
+            "Numeric priority, filled in from priorityClassName by admission.",
+        ),
+        s.Field(
+            "priorityClassName",
+            s.STRING,
+            "Name of a PriorityClass that gives the pod its priority.",
+        ),
+        s.Field(
+            "readinessGates",
+            s.List(PodReadinessGate),
+            "Extra pod conditions that must be True before the pod counts as ready.",
+        ),
         s.Field(
             "resourceClaims",
             s.List(
@@ -2460,10 +3589,15 @@ PodSpec = s.Struct(
                 patch_strategy="merge,retainKeys",
                 patch_merge_key="name",
             ),
-            "",
+            "Dynamically allocated resources (ResourceClaims) the pod needs.",
             lifecycle=gated("DynamicResourceAllocation"),
         ),
-        s.Field("resources", ResourceRequirements, "", lifecycle=gated("PodLevelResources")),
+        s.Field(
+            "resources",
+            ResourceRequirements,
+            "Total compute resources for the whole pod, shared by its containers.",
+            lifecycle=gated("PodLevelResources"),
+        ),
         s.Field(
             "restartPolicy",
             s.Scalar(
@@ -2474,10 +3608,18 @@ PodSpec = s.Struct(
                     "OnFailure",
                 ),
             ),
-            "",
+            "When containers are restarted; Always (the default), OnFailure or Never.",
         ),
-        s.Field("runtimeClassName", s.STRING, ""),
-        s.Field("schedulerName", s.STRING, ""),
+        s.Field(
+            "runtimeClassName",
+            s.STRING,
+            "Name of a RuntimeClass that selects the container runtime handler.",
+        ),
+        s.Field(
+            "schedulerName",
+            s.STRING,
+            "Which scheduler places the pod. Defaults to default-scheduler.",
+        ),
         s.Field(
             "schedulingGates",
             s.List(
@@ -2487,16 +3629,44 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            "Named gates that must all be removed before the pod can be scheduled.",
         ),
-        s.Field("securityContext", PodSecurityContext, ""),
-        s.Field("serviceAccount", s.STRING, ""),
-        s.Field("serviceAccountName", s.STRING, ""),
-        s.Field("setHostnameAsFQDN", s.BOOLEAN, ""),
-        s.Field("shareProcessNamespace", s.BOOLEAN, ""),
-        s.Field("subdomain", s.STRING, ""),
-        s.Field("terminationGracePeriodSeconds", s.INT64, ""),
-        s.Field("tolerations", s.List(Toleration), ""),
+        s.Field(
+            "securityContext", PodSecurityContext, "Security settings that apply to the whole pod."
+        ),
+        s.Field("serviceAccount", s.STRING, "Deprecated alias of serviceAccountName."),
+        s.Field(
+            "serviceAccountName",
+            s.STRING,
+            'Service account the pod runs as. Defaults to "default".',
+        ),
+        s.Field(
+            "setHostnameAsFQDN",
+            s.BOOLEAN,
+            "Make the fully qualified domain name the pod's host name. Defaults to false.",
+        ),
+        s.Field(
+            "shareProcessNamespace",
+            s.BOOLEAN,
+            "Let all containers of the pod see each other's processes. Defaults to false.",
+        ),
+        s.Field(
+            "subdomain",
+            s.STRING,
+            (
+                "When set, the pod's full name becomes "
+                "hostname.subdomain.namespace.svc plus the cluster domain."
+            ),
+        ),
+        s.Field(
+            "terminationGracePeriodSeconds",
+            s.INT64,
+            (
+                "Seconds given to the pod to stop after a delete before it is "
+                "killed. Defaults to 30."
+            ),
+        ),
+        s.Field("tolerations", s.List(Toleration), "Taints this pod tolerates."),
         s.Field(
             "topologySpreadConstraints",
             s.List(
@@ -2509,7 +3679,7 @@ PodSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="topologyKey",
             ),
-            "",
+            "Rules for spreading matching pods evenly across topology domains.",
         ),
         s.Field(
             "volumes",
@@ -2520,32 +3690,35 @@ PodSpec = s.Struct(
                 patch_strategy="merge,retainKeys",
                 patch_merge_key="name",
             ),
-            "",
+            "Volumes that containers of this pod can mount.",
         ),
     ),
-    "",
+    "The desired contents and behaviour of a pod.",
 )
 
 PodCondition = s.Struct(
     "io.k8s.api.core.v1.PodCondition",
     (
-        s.Field("lastProbeTime", s.Time(), ""),
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
+        s.Field("lastProbeTime", s.Time(), "When the condition was last checked."),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
         s.Field(
-            "observedGeneration", s.INT64, "", lifecycle=gated("PodObservedGenerationTracking")
+            "observedGeneration",
+            s.INT64,
+            "The metadata.generation this condition was set for.",
+            lifecycle=gated("PodObservedGenerationTracking"),
         ),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "The condition, such as Ready or PodScheduled.", required=True),
     ),
-    "",
+    "One observation about a pod.",
 )
 
 PodIP = s.Struct(
     "io.k8s.api.core.v1.PodIP",
-    (s.Field("ip", s.STRING, "", required=True),),
-    "",
+    (s.Field("ip", s.STRING, "The address.", required=True),),
+    "An IP address of a pod.",
 )
 
 PodPhase = s.Scalar(
@@ -2569,10 +3742,12 @@ PodQOSClass = s.Scalar(
 PodResourceClaimStatus = s.Struct(
     "io.k8s.api.core.v1.PodResourceClaimStatus",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("resourceClaimName", s.STRING, ""),
+        s.Field("name", s.STRING, "Name of the entry in spec.resourceClaims.", required=True),
+        s.Field(
+            "resourceClaimName", s.STRING, "Name of the created claim; unset when none was needed."
+        ),
     ),
-    "",
+    "The ResourceClaim created for one of a pod's template-based claims.",
 )
 
 PodStatus = s.Struct(
@@ -2587,17 +3762,32 @@ PodStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current conditions such as PodScheduled, Initialized, ContainersReady and Ready.",
         ),
-        s.Field("containerStatuses", s.List(ContainerStatus), ""),
-        s.Field("ephemeralContainerStatuses", s.List(ContainerStatus), ""),
-        s.Field("hostIP", s.STRING, ""),
-        s.Field("hostIPs", s.List(HostIP, patch_strategy="merge", patch_merge_key="ip"), ""),
-        s.Field("initContainerStatuses", s.List(ContainerStatus), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("nominatedNodeName", s.STRING, ""),
+        s.Field("containerStatuses", s.List(ContainerStatus), "Status of each main container."),
         s.Field(
-            "observedGeneration", s.INT64, "", lifecycle=gated("PodObservedGenerationTracking")
+            "ephemeralContainerStatuses",
+            s.List(ContainerStatus),
+            "Status of each ephemeral container.",
+        ),
+        s.Field("hostIP", s.STRING, "Primary IP of the node the pod runs on."),
+        s.Field(
+            "hostIPs",
+            s.List(HostIP, patch_strategy="merge", patch_merge_key="ip"),
+            "All IPs of the node, one per family; the first equals hostIP.",
+        ),
+        s.Field("initContainerStatuses", s.List(ContainerStatus), "Status of each init container."),
+        s.Field("message", s.STRING, "Readable explanation of the pod's current state."),
+        s.Field(
+            "nominatedNodeName",
+            s.STRING,
+            "Node where a preemption made room for this pod; not a promise of placement.",
+        ),
+        s.Field(
+            "observedGeneration",
+            s.INT64,
+            "The metadata.generation that this status describes.",
+            lifecycle=gated("PodObservedGenerationTracking"),
         ),
         s.Field(
             "phase",
@@ -2611,9 +3801,9 @@ PodStatus = s.Struct(
                     "Unknown",
                 ),
             ),
-            "",
+            "Summary of the pod's life cycle; Pending, Running, Succeeded, Failed or Unknown.",
         ),
-        s.Field("podIP", s.STRING, ""),
+        s.Field("podIP", s.STRING, "Primary IP of the pod."),
         s.Field(
             "podIPs",
             s.List(
@@ -2623,7 +3813,7 @@ PodStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="ip",
             ),
-            "",
+            "All IPs of the pod, one per family; the first equals podIP.",
         ),
         s.Field(
             "qosClass",
@@ -2635,10 +3825,20 @@ PodStatus = s.Struct(
                     "Guaranteed",
                 ),
             ),
-            "",
+            "Guaranteed, Burstable or BestEffort, derived from resource requests and limits.",
         ),
-        s.Field("reason", s.STRING, ""),
-        s.Field("resize", s.STRING, "", lifecycle=gated("InPlacePodVerticalScaling")),
+        s.Field(
+            "reason", s.STRING, ("Short CamelCase reason for the pod's state, for example Evicted.")
+        ),
+        s.Field(
+            "resize",
+            s.STRING,
+            (
+                "Deprecated; progress of an in-place resize, such as "
+                "Proposed, InProgress, Deferred or Infeasible."
+            ),
+            lifecycle=gated("InPlacePodVerticalScaling"),
+        ),
         s.Field(
             "resourceClaimStatuses",
             s.List(
@@ -2648,69 +3848,113 @@ PodStatus = s.Struct(
                 patch_strategy="merge,retainKeys",
                 patch_merge_key="name",
             ),
-            "",
+            "Names of the ResourceClaims made for this pod from templates.",
             lifecycle=gated("DynamicResourceAllocation"),
         ),
-        s.Field("startTime", s.Time(), ""),
+        s.Field(
+            "startTime", s.Time(), ("When the kubelet accepted the pod, before images were pulled.")
+        ),
     ),
-    "",
+    "The observed state of a pod; may lag behind reality.",
 )
 
 Pod = kind_struct(
     "io.k8s.api.core.v1.Pod",
     (("", "v1", "Pod"),),
     (
-        s.Field("spec", PodSpec, ""),
-        s.Field("status", PodStatus, ""),
+        s.Field(
+            "spec",
+            PodSpec,
+            "What the pod should run; set by the user and mostly fixed after creation.",
+        ),
+        s.Field(
+            "status",
+            PodStatus,
+            "What the kubelet last reported about the pod; read-only for most clients.",
+        ),
     ),
-    "",
+    (
+        "A group of one or more containers that are scheduled "
+        "together onto one node and share network and storage."
+    ),
 )
 
 PodList = list_struct(Pod)
 PodTemplateSpec = s.Struct(
     "io.k8s.api.core.v1.PodTemplateSpec",
     (
-        s.Field("metadata", meta.ObjectMeta, ""),
-        s.Field("spec", PodSpec, ""),
+        s.Field(
+            "metadata",
+            meta.ObjectMeta,
+            "Labels, annotations and other metadata copied onto every created pod.",
+        ),
+        s.Field("spec", PodSpec, "The pod spec used for every created pod."),
     ),
-    "",
+    "Metadata and spec for the pods a controller creates.",
 )
 
 PodTemplate = kind_struct(
     "io.k8s.api.core.v1.PodTemplate",
     (("", "v1", "PodTemplate"),),
-    (s.Field("template", PodTemplateSpec, ""),),
-    "",
+    (
+        s.Field(
+            "template", PodTemplateSpec, "The pod metadata and spec that this template describes."
+        ),
+    ),
+    "A stored, reusable description of pods, not run by itself.",
 )
 
 PodTemplateList = list_struct(PodTemplate)
 ReplicationControllerSpec = s.Struct(
     "io.k8s.api.core.v1.ReplicationControllerSpec",
     (
-        s.Field("minReadySeconds", s.INT32, ""),
-        s.Field("replicas", s.INT32, ""),
-        s.Field("selector", s.Map(s.STRING), ""),
-        s.Field("template", PodTemplateSpec, ""),
+        s.Field(
+            "minReadySeconds",
+            s.INT32,
+            (
+                "Seconds a new pod must stay ready, with no container "
+                "crashing, before it counts as available. Defaults to 0."
+            ),
+        ),
+        s.Field("replicas", s.INT32, "How many pods to keep running. Defaults to 1."),
+        s.Field(
+            "selector",
+            s.Map(s.STRING, map_type="atomic"),
+            (
+                "Label equality map that picks the pods this controller owns. "
+                "Defaults to the template's labels when empty."
+            ),
+        ),
+        s.Field("template", PodTemplateSpec, "The pod template used to create missing pods."),
     ),
-    "",
+    "The desired state of a ReplicationController.",
 )
 
 ReplicationControllerCondition = s.Struct(
     "io.k8s.api.core.v1.ReplicationControllerCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field(
+            "status",
+            s.STRING,
+            "Whether the condition holds; True, False or Unknown.",
+            required=True,
+        ),
+        s.Field("type", s.STRING, "Kind of condition, for example ReplicaFailure.", required=True),
     ),
-    "",
+    "One observation about a ReplicationController.",
 )
 
 ReplicationControllerStatus = s.Struct(
     "io.k8s.api.core.v1.ReplicationControllerStatus",
     (
-        s.Field("availableReplicas", s.INT32, ""),
+        s.Field(
+            "availableReplicas",
+            s.INT32,
+            "Number of owned pods that have been ready for at least minReadySeconds.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -2720,24 +3964,43 @@ ReplicationControllerStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations about the controller, such as replica failures.",
         ),
-        s.Field("fullyLabeledReplicas", s.INT32, ""),
-        s.Field("observedGeneration", s.INT64, ""),
-        s.Field("readyReplicas", s.INT32, ""),
-        s.Field("replicas", s.INT32, "", required=True),
+        s.Field(
+            "fullyLabeledReplicas",
+            s.INT32,
+            "Number of owned pods whose labels match the template's labels.",
+        ),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
+        ),
+        s.Field("readyReplicas", s.INT32, "Number of owned pods that are ready."),
+        s.Field(
+            "replicas",
+            s.INT32,
+            "Number of pods the controller currently counts as its own.",
+            required=True,
+        ),
     ),
-    "",
+    "Replica counts and conditions last seen by the controller.",
 )
 
 ReplicationController = kind_struct(
     "io.k8s.api.core.v1.ReplicationController",
     (("", "v1", "ReplicationController"),),
     (
-        s.Field("spec", ReplicationControllerSpec, ""),
-        s.Field("status", ReplicationControllerStatus, ""),
+        s.Field(
+            "spec",
+            ReplicationControllerSpec,
+            "How many pods to run and which template to create them from.",
+        ),
+        s.Field(
+            "status",
+            ReplicationControllerStatus,
+            "Observed replica counts and conditions, written by the controller manager.",
+        ),
     ),
-    "",
+    "Keeps a fixed number of identical pods running; the older form of a ReplicaSet.",
 )
 
 ReplicationControllerList = list_struct(ReplicationController)
@@ -2765,10 +4028,28 @@ ServiceInternalTrafficPolicy = s.Scalar(
 ServicePort = s.Struct(
     "io.k8s.api.core.v1.ServicePort",
     (
-        s.Field("appProtocol", s.STRING, ""),
-        s.Field("name", s.STRING, ""),
-        s.Field("nodePort", s.INT32, ""),
-        s.Field("port", s.INT32, "", required=True),
+        s.Field(
+            "appProtocol",
+            s.STRING,
+            (
+                "The application protocol on this port, such as a standard "
+                "service name or a domain-prefixed name."
+            ),
+        ),
+        s.Field(
+            "name",
+            s.STRING,
+            "Name of the port, required and unique when the service has more than one port.",
+        ),
+        s.Field(
+            "nodePort",
+            s.INT32,
+            (
+                "Port opened on every node for NodePort and LoadBalancer "
+                "services; allocated when not set."
+            ),
+        ),
+        s.Field("port", s.INT32, "The port number the service listens on.", required=True),
         s.Field(
             "protocol",
             s.Scalar(
@@ -2779,11 +4060,18 @@ ServicePort = s.Struct(
                     "UDP",
                 ),
             ),
-            "",
+            "TCP, UDP or SCTP. Defaults to TCP.",
         ),
-        s.Field("targetPort", s.IntOrString(), ""),
+        s.Field(
+            "targetPort",
+            s.IntOrString(),
+            (
+                "Number or named container port on the pods that traffic goes "
+                "to. Defaults to the value of port."
+            ),
+        ),
     ),
-    "",
+    "One port exposed by a Service.",
 )
 
 ServiceType = s.Scalar(
@@ -2797,18 +4085,45 @@ ServiceType = s.Scalar(
 )
 SessionAffinityConfig = s.Struct(
     "io.k8s.api.core.v1.SessionAffinityConfig",
-    (s.Field("clientIP", ClientIPConfig, ""),),
-    "",
+    (s.Field("clientIP", ClientIPConfig, "Settings used when sessionAffinity is ClientIP."),),
+    "Tuning for service session affinity.",
 )
 
 ServiceSpec = s.Struct(
     "io.k8s.api.core.v1.ServiceSpec",
     (
-        s.Field("allocateLoadBalancerNodePorts", s.BOOLEAN, ""),
-        s.Field("clusterIP", s.STRING, ""),
-        s.Field("clusterIPs", s.List(s.STRING), ""),
-        s.Field("externalIPs", s.List(s.STRING), ""),
-        s.Field("externalName", s.STRING, ""),
+        s.Field(
+            "allocateLoadBalancerNodePorts",
+            s.BOOLEAN,
+            "Whether a LoadBalancer service gets node ports. Defaults to true.",
+        ),
+        s.Field(
+            "clusterIP",
+            s.STRING,
+            (
+                "The primary virtual IP of the service, assigned when left "
+                'empty. "None" makes a headless service. Immutable once set, '
+                "except for switching to ExternalName."
+            ),
+        ),
+        s.Field(
+            "clusterIPs",
+            s.List(s.STRING),
+            "All virtual IPs of the service, one per IP family; the first equals clusterIP.",
+        ),
+        s.Field(
+            "externalIPs",
+            s.List(s.STRING),
+            (
+                "Outside addresses that nodes also route to this service; the "
+                "cluster does not manage them."
+            ),
+        ),
+        s.Field(
+            "externalName",
+            s.STRING,
+            "DNS name returned as a CNAME for a service of type ExternalName.",
+        ),
         s.Field(
             "externalTrafficPolicy",
             s.Scalar(
@@ -2818,9 +4133,21 @@ ServiceSpec = s.Struct(
                     "Local",
                 ),
             ),
-            "",
+            (
+                "Cluster (the default) spreads external traffic over all "
+                "endpoints; Local keeps it on the receiving node and "
+                "preserves the client IP."
+            ),
         ),
-        s.Field("healthCheckNodePort", s.INT32, ""),
+        s.Field(
+            "healthCheckNodePort",
+            s.INT32,
+            (
+                "Node port used for health checks when the type is "
+                "LoadBalancer and externalTrafficPolicy is Local; allocated "
+                "when not set."
+            ),
+        ),
         s.Field(
             "internalTrafficPolicy",
             s.Scalar(
@@ -2830,9 +4157,19 @@ ServiceSpec = s.Struct(
                     "Local",
                 ),
             ),
-            "",
+            (
+                "Cluster (the default) or Local; controls routing of traffic "
+                "that comes from inside the cluster."
+            ),
         ),
-        s.Field("ipFamilies", s.List(s.STRING), ""),
+        s.Field(
+            "ipFamilies",
+            s.List(s.STRING),
+            (
+                "The IP families (IPv4, IPv6) used by this service, in order; "
+                "filled in from ipFamilyPolicy and the cluster setup."
+            ),
+        ),
         s.Field(
             "ipFamilyPolicy",
             s.Scalar(
@@ -2843,11 +4180,32 @@ ServiceSpec = s.Struct(
                     "SingleStack",
                 ),
             ),
-            "",
+            (
+                "SingleStack (used when unset), PreferDualStack or "
+                "RequireDualStack; how many IP families the service gets."
+            ),
         ),
-        s.Field("loadBalancerClass", s.STRING, ""),
-        s.Field("loadBalancerIP", s.STRING, ""),
-        s.Field("loadBalancerSourceRanges", s.List(s.STRING), ""),
+        s.Field(
+            "loadBalancerClass",
+            s.STRING,
+            (
+                "Names the load balancer implementation to use; unset means "
+                "the cluster default. Immutable."
+            ),
+        ),
+        s.Field(
+            "loadBalancerIP",
+            s.STRING,
+            "Deprecated; asks the cloud load balancer for a particular IP where supported.",
+        ),
+        s.Field(
+            "loadBalancerSourceRanges",
+            s.List(s.STRING),
+            (
+                "Client CIDR ranges allowed through a cloud load balancer, "
+                "where the provider supports it."
+            ),
+        ),
         s.Field(
             "ports",
             s.List(
@@ -2860,10 +4218,22 @@ ServiceSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="port",
             ),
-            "",
+            "The ports the service exposes and where each one forwards to.",
         ),
-        s.Field("publishNotReadyAddresses", s.BOOLEAN, ""),
-        s.Field("selector", s.Map(s.STRING), ""),
+        s.Field(
+            "publishNotReadyAddresses",
+            s.BOOLEAN,
+            "When true, DNS and endpoints include pods that are not ready yet.",
+        ),
+        s.Field(
+            "selector",
+            s.Map(s.STRING, map_type="atomic"),
+            (
+                "Labels of the pods that receive the traffic. When empty, "
+                "endpoints are managed by hand. Ignored for type "
+                "ExternalName."
+            ),
+        ),
         s.Field(
             "sessionAffinity",
             s.Scalar(
@@ -2873,10 +4243,19 @@ ServiceSpec = s.Struct(
                     "None",
                 ),
             ),
-            "",
+            "Set to ClientIP to send a client's connections to the same pod; defaults to None.",
         ),
-        s.Field("sessionAffinityConfig", SessionAffinityConfig, ""),
-        s.Field("trafficDistribution", s.STRING, "", lifecycle=gated("ServiceTrafficDistribution")),
+        s.Field(
+            "sessionAffinityConfig",
+            SessionAffinityConfig,
+            "Settings for session affinity, such as the ClientIP timeout.",
+        ),
+        s.Field(
+            "trafficDistribution",
+            s.STRING,
+            "A hint for how traffic should be spread among endpoints, for example PreferClose.",
+            lifecycle=gated("ServiceTrafficDistribution"),
+        ),
         s.Field(
             "type",
             s.Scalar(
@@ -2888,10 +4267,13 @@ ServiceSpec = s.Struct(
                     "NodePort",
                 ),
             ),
-            "",
+            (
+                "How the service is exposed; one of ClusterIP (the default), "
+                "NodePort, LoadBalancer or ExternalName."
+            ),
         ),
     ),
-    "",
+    "The desired behaviour of a Service.",
 )
 
 ServiceStatus = s.Struct(
@@ -2906,29 +4288,47 @@ ServiceStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations about the service.",
         ),
-        s.Field("loadBalancer", LoadBalancerStatus, ""),
+        s.Field(
+            "loadBalancer",
+            LoadBalancerStatus,
+            "Addresses of the provisioned load balancer, if any.",
+        ),
     ),
-    "",
+    "The observed state of a Service.",
 )
 
 Service = kind_struct(
     "io.k8s.api.core.v1.Service",
     (("", "v1", "Service"),),
     (
-        s.Field("spec", ServiceSpec, ""),
-        s.Field("status", ServiceStatus, ""),
+        s.Field(
+            "spec", ServiceSpec, ("Ports, selector and type that define how the service behaves.")
+        ),
+        s.Field(
+            "status",
+            ServiceStatus,
+            "Load balancer and condition information reported by controllers.",
+        ),
     ),
-    "",
+    "A stable name and virtual address that routes traffic to a set of pods or an external name.",
 )
 
 ServiceAccount = kind_struct(
     "io.k8s.api.core.v1.ServiceAccount",
     (("", "v1", "ServiceAccount"),),
     (
-        s.Field("automountServiceAccountToken", s.BOOLEAN, ""),
-        s.Field("imagePullSecrets", s.List(LocalObjectReference), ""),
+        s.Field(
+            "automountServiceAccountToken",
+            s.BOOLEAN,
+            "Whether pods using this account get an API token mounted. A pod's own setting wins.",
+        ),
+        s.Field(
+            "imagePullSecrets",
+            s.List(LocalObjectReference),
+            "Registry credentials added to every pod that uses this service account.",
+        ),
         s.Field(
             "secrets",
             s.List(
@@ -2938,10 +4338,13 @@ ServiceAccount = kind_struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            (
+                "Secrets that pods using this account may use; a legacy list "
+                "no longer filled in automatically."
+            ),
         ),
     ),
-    "",
+    "An identity for processes that run in pods.",
 )
 
 ServiceAccountList = list_struct(ServiceAccount)

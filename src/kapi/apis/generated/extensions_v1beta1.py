@@ -19,50 +19,107 @@ from kapi.runtime.meta import kind_struct, list_struct
 RollingUpdateDaemonSet = s.Struct(
     "io.k8s.api.extensions.v1beta1.RollingUpdateDaemonSet",
     (
-        s.Field("maxSurge", s.IntOrString(), ""),
-        s.Field("maxUnavailable", s.IntOrString(), ""),
+        s.Field(
+            "maxSurge",
+            s.IntOrString(),
+            (
+                "Number or percentage of nodes that may run a new pod next to "
+                "the old one during the update. Defaults to 0."
+            ),
+        ),
+        s.Field(
+            "maxUnavailable",
+            s.IntOrString(),
+            (
+                "Number or percentage of nodes whose pod may be unavailable "
+                "during the update. Defaults to 1."
+            ),
+        ),
     ),
-    "",
+    "Limits that pace a rolling update of a DaemonSet.",
 )
 
 DaemonSetUpdateStrategy = s.Struct(
     "io.k8s.api.extensions.v1beta1.DaemonSetUpdateStrategy",
     (
-        s.Field("rollingUpdate", RollingUpdateDaemonSet, ""),
-        s.Field("type", s.STRING, ""),
+        s.Field("rollingUpdate", RollingUpdateDaemonSet, "Settings for type RollingUpdate."),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "OnDelete (the default in this version) replaces a pod only "
+                "once you delete it; RollingUpdate replaces pods node by "
+                "node."
+            ),
+        ),
     ),
-    "",
+    "How a DaemonSet replaces pods.",
 )
 
 DaemonSetSpec = s.Struct(
     "io.k8s.api.extensions.v1beta1.DaemonSetSpec",
     (
-        s.Field("minReadySeconds", s.INT32, ""),
-        s.Field("revisionHistoryLimit", s.INT32, ""),
-        s.Field("selector", meta.LabelSelector, ""),
-        s.Field("template", core_v1.PodTemplateSpec, "", required=True),
-        s.Field("templateGeneration", s.INT64, ""),
-        s.Field("updateStrategy", DaemonSetUpdateStrategy, ""),
+        s.Field(
+            "minReadySeconds",
+            s.INT32,
+            (
+                "Seconds a new pod must stay ready, with no container "
+                "crashing, before it counts as available. Defaults to 0."
+            ),
+        ),
+        s.Field(
+            "revisionHistoryLimit",
+            s.INT32,
+            "How many old ControllerRevisions to keep. Defaults to 10.",
+        ),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            (
+                "Label selector for the pods this daemon set owns. Defaults "
+                "to the template's labels."
+            ),
+        ),
+        s.Field(
+            "template",
+            core_v1.PodTemplateSpec,
+            "The pod template run on each eligible node.",
+            required=True,
+        ),
+        s.Field(
+            "templateGeneration",
+            s.INT64,
+            "Deprecated counter of template changes, kept for old clients. Defaults to 1.",
+        ),
+        s.Field(
+            "updateStrategy",
+            DaemonSetUpdateStrategy,
+            "How pods are replaced when the template changes.",
+        ),
     ),
-    "",
+    "The desired state of a DaemonSet.",
 )
 
 DaemonSetCondition = s.Struct(
     "io.k8s.api.extensions.v1beta1.DaemonSetCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "Kind of condition.", required=True),
     ),
-    "",
+    "One observation about a DaemonSet.",
 )
 
 DaemonSetStatus = s.Struct(
     "io.k8s.api.extensions.v1beta1.DaemonSetStatus",
     (
-        s.Field("collisionCount", s.INT32, ""),
+        s.Field(
+            "collisionCount",
+            s.INT32,
+            "Counter that the controller raises to avoid ControllerRevision name collisions.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -72,89 +129,207 @@ DaemonSetStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations about the daemon set.",
         ),
-        s.Field("currentNumberScheduled", s.INT32, "", required=True),
-        s.Field("desiredNumberScheduled", s.INT32, "", required=True),
-        s.Field("numberAvailable", s.INT32, ""),
-        s.Field("numberMisscheduled", s.INT32, "", required=True),
-        s.Field("numberReady", s.INT32, "", required=True),
-        s.Field("numberUnavailable", s.INT32, ""),
-        s.Field("observedGeneration", s.INT64, ""),
-        s.Field("updatedNumberScheduled", s.INT32, ""),
+        s.Field(
+            "currentNumberScheduled",
+            s.INT32,
+            "Number of nodes that run at least one pod of the set and should.",
+            required=True,
+        ),
+        s.Field(
+            "desiredNumberScheduled",
+            s.INT32,
+            "Number of nodes that should run a pod of the set.",
+            required=True,
+        ),
+        s.Field(
+            "numberAvailable",
+            s.INT32,
+            "Number of nodes whose pod has been ready for at least minReadySeconds.",
+        ),
+        s.Field(
+            "numberMisscheduled",
+            s.INT32,
+            "Number of nodes that run a pod of the set but should not.",
+            required=True,
+        ),
+        s.Field(
+            "numberReady", s.INT32, "Number of nodes whose pod of the set is ready.", required=True
+        ),
+        s.Field(
+            "numberUnavailable",
+            s.INT32,
+            "Number of nodes that should run an available pod but do not.",
+        ),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
+        ),
+        s.Field(
+            "updatedNumberScheduled",
+            s.INT32,
+            "Number of nodes whose pod runs the current template.",
+        ),
     ),
-    "",
+    "The observed state of a DaemonSet.",
 )
 
 DaemonSet = kind_struct(
     "io.k8s.api.extensions.v1beta1.DaemonSet",
     (("extensions", "v1beta1", "DaemonSet"),),
     (
-        s.Field("spec", DaemonSetSpec, ""),
-        s.Field("status", DaemonSetStatus, ""),
+        s.Field("spec", DaemonSetSpec, "The wanted pod and how it is updated on the nodes."),
+        s.Field("status", DaemonSetStatus, "Scheduling counts last observed by the controller."),
     ),
-    "",
+    (
+        "Deprecated form of apps/v1 DaemonSet, removed in 1.16; runs "
+        "one copy of a pod on every eligible node."
+    ),
 )
 
 DaemonSetList = list_struct(DaemonSet)
 RollingUpdateDeployment = s.Struct(
     "io.k8s.api.extensions.v1beta1.RollingUpdateDeployment",
     (
-        s.Field("maxSurge", s.IntOrString(), ""),
-        s.Field("maxUnavailable", s.IntOrString(), ""),
+        s.Field(
+            "maxSurge",
+            s.IntOrString(),
+            (
+                "Number or percentage of pods that may be created above the "
+                "wanted count; percentages round up. Defaults to 1."
+            ),
+        ),
+        s.Field(
+            "maxUnavailable",
+            s.IntOrString(),
+            (
+                "Number or percentage of wanted pods that may be unavailable "
+                "during the update; percentages round down. Defaults to 1."
+            ),
+        ),
     ),
-    "",
+    "Limits that pace a rolling update of a Deployment.",
 )
 
 DeploymentStrategy = s.Struct(
     "io.k8s.api.extensions.v1beta1.DeploymentStrategy",
     (
-        s.Field("rollingUpdate", RollingUpdateDeployment, ""),
-        s.Field("type", s.STRING, ""),
+        s.Field(
+            "rollingUpdate",
+            RollingUpdateDeployment,
+            "Limits for a rolling update; only with type RollingUpdate.",
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "RollingUpdate (the default) or Recreate, which deletes all "
+                "old pods before creating new ones."
+            ),
+        ),
     ),
-    "",
+    "How a Deployment replaces old pods with new ones.",
 )
 
 RollbackConfig = s.Struct(
     "io.k8s.api.extensions.v1beta1.RollbackConfig",
-    (s.Field("revision", s.INT64, ""),),
-    "",
+    (
+        s.Field(
+            "revision", s.INT64, ("Revision number to roll back to; 0 means the previous revision.")
+        ),
+    ),
+    "Deprecated; names the revision to roll back to.",
 )
 
 DeploymentSpec = s.Struct(
     "io.k8s.api.extensions.v1beta1.DeploymentSpec",
     (
-        s.Field("minReadySeconds", s.INT32, ""),
-        s.Field("paused", s.BOOLEAN, ""),
-        s.Field("progressDeadlineSeconds", s.INT32, ""),
-        s.Field("replicas", s.INT32, ""),
-        s.Field("revisionHistoryLimit", s.INT32, ""),
-        s.Field("rollbackTo", RollbackConfig, ""),
-        s.Field("selector", meta.LabelSelector, ""),
-        s.Field("strategy", DeploymentStrategy, "", patch_strategy="retainKeys"),
-        s.Field("template", core_v1.PodTemplateSpec, "", required=True),
+        s.Field(
+            "minReadySeconds",
+            s.INT32,
+            (
+                "Seconds a new pod must stay ready, with no container "
+                "crashing, before it counts as available. Defaults to 0."
+            ),
+        ),
+        s.Field(
+            "paused",
+            s.BOOLEAN,
+            "Stops the controller from acting on template changes until set back to false.",
+        ),
+        s.Field(
+            "progressDeadlineSeconds",
+            s.INT32,
+            (
+                "Seconds without progress after which the rollout is reported "
+                "as failed in the Progressing condition. Defaults to "
+                "2147483647, which means no deadline."
+            ),
+        ),
+        s.Field("replicas", s.INT32, "How many pods to keep running. Defaults to 1."),
+        s.Field(
+            "revisionHistoryLimit",
+            s.INT32,
+            (
+                "How many old ReplicaSets to keep for rolling back. Defaults "
+                "to 2147483647, which keeps them all."
+            ),
+        ),
+        s.Field(
+            "rollbackTo",
+            RollbackConfig,
+            "Deprecated; the revision to roll back to. Cleared once the rollback is done.",
+        ),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            (
+                "Label selector for the pods this deployment manages. "
+                "Defaults to the template's labels."
+            ),
+        ),
+        s.Field(
+            "strategy",
+            DeploymentStrategy,
+            "How old pods are replaced by new ones.",
+            patch_strategy="retainKeys",
+        ),
+        s.Field(
+            "template",
+            core_v1.PodTemplateSpec,
+            "The pod template; a change to it starts a new rollout.",
+            required=True,
+        ),
     ),
-    "",
+    "What a Deployment runs and how it replaces its pods.",
 )
 
 DeploymentCondition = s.Struct(
     "io.k8s.api.extensions.v1beta1.DeploymentCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("lastUpdateTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("lastUpdateTime", s.Time(), "When the condition was last updated."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "Available, Progressing or ReplicaFailure.", required=True),
     ),
-    "",
+    "One observation about a Deployment.",
 )
 
 DeploymentStatus = s.Struct(
     "io.k8s.api.extensions.v1beta1.DeploymentStatus",
     (
-        s.Field("availableReplicas", s.INT32, ""),
-        s.Field("collisionCount", s.INT32, ""),
+        s.Field(
+            "availableReplicas",
+            s.INT32,
+            "Number of pods that have been ready for at least minReadySeconds.",
+        ),
+        s.Field(
+            "collisionCount",
+            s.INT32,
+            "Counter that the controller raises to avoid ReplicaSet name collisions.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -164,26 +339,50 @@ DeploymentStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations such as Available, Progressing and ReplicaFailure.",
         ),
-        s.Field("observedGeneration", s.INT64, ""),
-        s.Field("readyReplicas", s.INT32, ""),
-        s.Field("replicas", s.INT32, ""),
-        s.Field("terminatingReplicas", s.INT32, ""),
-        s.Field("unavailableReplicas", s.INT32, ""),
-        s.Field("updatedReplicas", s.INT32, ""),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
+        ),
+        s.Field("readyReplicas", s.INT32, "Number of pods that are ready."),
+        s.Field("replicas", s.INT32, "Number of non-terminating pods owned by the deployment."),
+        s.Field(
+            "terminatingReplicas",
+            s.INT32,
+            "Number of pods that are being deleted but have not gone yet.",
+        ),
+        s.Field(
+            "unavailableReplicas", s.INT32, "Number of wanted pods that are not available yet."
+        ),
+        s.Field(
+            "updatedReplicas",
+            s.INT32,
+            "Number of non-terminating pods that run the current template.",
+        ),
     ),
-    "",
+    "The observed state of a Deployment.",
 )
 
 Deployment = kind_struct(
     "io.k8s.api.extensions.v1beta1.Deployment",
     (("extensions", "v1beta1", "Deployment"),),
     (
-        s.Field("spec", DeploymentSpec, ""),
-        s.Field("status", DeploymentStatus, ""),
+        s.Field(
+            "spec",
+            DeploymentSpec,
+            "The wanted pods, their number and how updates are rolled out.",
+        ),
+        s.Field(
+            "status",
+            DeploymentStatus,
+            "Rollout progress last observed by the deployment controller.",
+        ),
     ),
-    "",
+    (
+        "Deprecated form of apps/v1 Deployment, removed in 1.16; runs "
+        "a replicated application and rolls out changes through "
+        "ReplicaSets."
+    ),
 )
 
 DeploymentList = list_struct(Deployment)
@@ -192,41 +391,65 @@ DeploymentRollback = s.Struct(
     (
         s.Field("apiVersion", s.STRING, "APIVersion defines the versioned schema of this object."),
         s.Field("kind", s.STRING, "Kind is a string value representing the REST resource."),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("rollbackTo", RollbackConfig, "", required=True),
-        s.Field("updatedAnnotations", s.Map(s.STRING), ""),
+        s.Field("name", s.STRING, "Name of the deployment to roll back.", required=True),
+        s.Field("rollbackTo", RollbackConfig, "The revision to roll back to.", required=True),
+        s.Field(
+            "updatedAnnotations",
+            s.Map(s.STRING),
+            "Annotations to set on the deployment along with the rollback.",
+        ),
     ),
-    "",
+    "Deprecated request to roll a Deployment back to an earlier revision.",
     gvks=(("extensions", "v1beta1", "DeploymentRollback"),),
 )
 
 ReplicaSetSpec = s.Struct(
     "io.k8s.api.extensions.v1beta1.ReplicaSetSpec",
     (
-        s.Field("minReadySeconds", s.INT32, ""),
-        s.Field("replicas", s.INT32, ""),
-        s.Field("selector", meta.LabelSelector, ""),
-        s.Field("template", core_v1.PodTemplateSpec, ""),
+        s.Field(
+            "minReadySeconds",
+            s.INT32,
+            (
+                "Seconds a new pod must stay ready, with no container "
+                "crashing, before it counts as available. Defaults to 0."
+            ),
+        ),
+        s.Field("replicas", s.INT32, "How many pods to keep running. Defaults to 1."),
+        s.Field(
+            "selector",
+            meta.LabelSelector,
+            (
+                "Label selector for the pods this replica set owns. Defaults "
+                "to the template's labels."
+            ),
+        ),
+        s.Field(
+            "template", core_v1.PodTemplateSpec, "The pod template used to create missing pods."
+        ),
     ),
-    "",
+    "The desired state of a ReplicaSet.",
 )
 
 ReplicaSetCondition = s.Struct(
     "io.k8s.api.extensions.v1beta1.ReplicaSetCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "True, False or Unknown.", required=True),
+        s.Field("type", s.STRING, "Kind of condition, for example ReplicaFailure.", required=True),
     ),
-    "",
+    "One observation about a ReplicaSet.",
 )
 
 ReplicaSetStatus = s.Struct(
     "io.k8s.api.extensions.v1beta1.ReplicaSetStatus",
     (
-        s.Field("availableReplicas", s.INT32, ""),
+        s.Field(
+            "availableReplicas",
+            s.INT32,
+            "Number of owned pods that have been ready for at least minReadySeconds.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -236,52 +459,83 @@ ReplicaSetStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations such as ReplicaFailure.",
         ),
-        s.Field("fullyLabeledReplicas", s.INT32, ""),
-        s.Field("observedGeneration", s.INT64, ""),
-        s.Field("readyReplicas", s.INT32, ""),
-        s.Field("replicas", s.INT32, "", required=True),
-        s.Field("terminatingReplicas", s.INT32, ""),
+        s.Field(
+            "fullyLabeledReplicas",
+            s.INT32,
+            "Number of owned pods whose labels match the template's labels.",
+        ),
+        s.Field(
+            "observedGeneration", s.INT64, "The metadata.generation the controller last acted on."
+        ),
+        s.Field("readyReplicas", s.INT32, "Number of owned pods that are ready."),
+        s.Field(
+            "replicas",
+            s.INT32,
+            "Number of non-terminating pods the replica set owns.",
+            required=True,
+        ),
+        s.Field(
+            "terminatingReplicas",
+            s.INT32,
+            "Number of owned pods that are being deleted but have not gone yet.",
+        ),
     ),
-    "",
+    "The observed state of a ReplicaSet.",
 )
 
 ReplicaSet = kind_struct(
     "io.k8s.api.extensions.v1beta1.ReplicaSet",
     (("extensions", "v1beta1", "ReplicaSet"),),
     (
-        s.Field("spec", ReplicaSetSpec, ""),
-        s.Field("status", ReplicaSetStatus, ""),
+        s.Field(
+            "spec", ReplicaSetSpec, "How many pods to run and the template to create them from."
+        ),
+        s.Field("status", ReplicaSetStatus, "Replica counts last observed by the controller."),
     ),
-    "",
+    (
+        "Deprecated form of apps/v1 ReplicaSet, removed in 1.16; "
+        "keeps a fixed number of identical pods running."
+    ),
 )
 
 ReplicaSetList = list_struct(ReplicaSet)
 ScaleSpec = s.Struct(
     "io.k8s.api.extensions.v1beta1.ScaleSpec",
-    (s.Field("replicas", s.INT32, ""),),
-    "",
+    (s.Field("replicas", s.INT32, "The wanted number of replicas."),),
+    "The wanted size of a scaled object.",
 )
 
 ScaleStatus = s.Struct(
     "io.k8s.api.extensions.v1beta1.ScaleStatus",
     (
-        s.Field("replicas", s.INT32, "", required=True),
-        s.Field("selector", s.Map(s.STRING), ""),
-        s.Field("targetSelector", s.STRING, ""),
+        s.Field("replicas", s.INT32, "The current number of replicas.", required=True),
+        s.Field(
+            "selector",
+            s.Map(s.STRING, map_type="atomic"),
+            "Equality labels of the counted pods, as a map.",
+        ),
+        s.Field(
+            "targetSelector",
+            s.STRING,
+            "The counted pods' label selector in string form, such as app=web,tier!=cache.",
+        ),
     ),
-    "",
+    "The current size of a scaled object.",
 )
 
 Scale = kind_struct(
     "io.k8s.api.extensions.v1beta1.Scale",
     (("extensions", "v1beta1", "Scale"),),
     (
-        s.Field("spec", ScaleSpec, ""),
-        s.Field("status", ScaleStatus, ""),
+        s.Field("spec", ScaleSpec, "The wanted replica count."),
+        s.Field("status", ScaleStatus, "The current replica count and pod selector."),
     ),
-    "",
+    (
+        "The scale subresource of a Deployment, ReplicaSet or "
+        "ReplicationController; read and write its replica count."
+    ),
 )
 
 

@@ -17,52 +17,116 @@ from kapi.runtime.meta import kind_struct, list_struct
 
 AggregationRule = s.Struct(
     "io.k8s.api.rbac.v1.AggregationRule",
-    (s.Field("clusterRoleSelectors", s.List(meta.LabelSelector), ""),),
-    "",
+    (
+        s.Field(
+            "clusterRoleSelectors",
+            s.List(meta.LabelSelector),
+            "Label selectors; rules of every ClusterRole matching any of them are combined.",
+        ),
+    ),
+    "How a ClusterRole collects rules from other ClusterRoles.",
 )
 
 PolicyRule = s.Struct(
     "io.k8s.api.rbac.v1.PolicyRule",
     (
-        s.Field("apiGroups", s.List(s.STRING), ""),
-        s.Field("nonResourceURLs", s.List(s.STRING), ""),
-        s.Field("resourceNames", s.List(s.STRING), ""),
-        s.Field("resources", s.List(s.STRING), ""),
-        s.Field("verbs", s.List(s.STRING), "", required=True),
+        s.Field(
+            "apiGroups",
+            s.List(s.STRING),
+            ('API groups of the resources; "" is the core group and "*" means all.'),
+        ),
+        s.Field(
+            "nonResourceURLs",
+            s.List(s.STRING),
+            (
+                'URL paths, such as /healthz, the rule covers; a trailing "*" '
+                "matches a prefix. Only meaningful in ClusterRoles."
+            ),
+        ),
+        s.Field(
+            "resourceNames",
+            s.List(s.STRING),
+            "Limits the rule to these object names; empty means any name.",
+        ),
+        s.Field(
+            "resources",
+            s.List(s.STRING),
+            ('Resources the rule covers, such as pods or pods/log; "*" means all.'),
+        ),
+        s.Field(
+            "verbs",
+            s.List(s.STRING),
+            (
+                "Actions allowed, such as get, list, watch, create, update, "
+                'patch and delete; "*" means all.'
+            ),
+            required=True,
+        ),
     ),
-    "",
+    (
+        "One permission; a request is allowed when it matches a verb "
+        "and either the resource lists or the non-resource URLs."
+    ),
 )
 
 ClusterRole = kind_struct(
     "io.k8s.api.rbac.v1.ClusterRole",
     (("rbac.authorization.k8s.io", "v1", "ClusterRole"),),
     (
-        s.Field("aggregationRule", AggregationRule, ""),
-        s.Field("rules", s.List(PolicyRule), ""),
+        s.Field(
+            "aggregationRule",
+            AggregationRule,
+            "Builds this role's rules from the rules of other ClusterRoles picked by label.",
+        ),
+        s.Field(
+            "rules",
+            s.List(PolicyRule),
+            (
+                "The permissions the cluster role grants; filled in by the "
+                "controller when aggregationRule is set."
+            ),
+        ),
     ),
-    "",
+    (
+        "A cluster-wide set of permissions, granted by a "
+        "ClusterRoleBinding or, within one namespace, by a "
+        "RoleBinding."
+    ),
 )
 
 RoleRef = s.Struct(
     "io.k8s.api.rbac.v1.RoleRef",
     (
-        s.Field("apiGroup", s.STRING, "", required=True),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field(
+            "apiGroup", s.STRING, "API group of the role, rbac.authorization.k8s.io.", required=True
+        ),
+        s.Field("kind", s.STRING, "Role or ClusterRole.", required=True),
+        s.Field("name", s.STRING, "Name of the role.", required=True),
     ),
-    "",
+    "Names the Role or ClusterRole a binding grants.",
     map_type="atomic",
 )
 
 Subject = s.Struct(
     "io.k8s.api.rbac.v1.Subject",
     (
-        s.Field("apiGroup", s.STRING, ""),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("namespace", s.STRING, ""),
+        s.Field(
+            "apiGroup",
+            s.STRING,
+            (
+                "Group of the subject kind. When unset, ServiceAccount gets "
+                '"" and User or Group get rbac.authorization.k8s.io.'
+            ),
+        ),
+        s.Field("kind", s.STRING, "User, Group or ServiceAccount.", required=True),
+        s.Field("name", s.STRING, "Name of the user, group or service account.", required=True),
+        s.Field(
+            "namespace",
+            s.STRING,
+            "Namespace of the service account; must be empty for users and groups.",
+        ),
     ),
-    "",
+    "A user, group or service account that a binding grants permissions to.",
     map_type="atomic",
 )
 
@@ -70,10 +134,19 @@ ClusterRoleBinding = kind_struct(
     "io.k8s.api.rbac.v1.ClusterRoleBinding",
     (("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),),
     (
-        s.Field("roleRef", RoleRef, "", required=True),
-        s.Field("subjects", s.List(Subject), ""),
+        s.Field(
+            "roleRef",
+            RoleRef,
+            "The ClusterRole whose permissions are granted; cannot be changed.",
+            required=True,
+        ),
+        s.Field(
+            "subjects",
+            s.List(Subject),
+            "The users, groups and service accounts that receive the permissions.",
+        ),
     ),
-    "",
+    "Grants the permissions of a ClusterRole to subjects across the whole cluster.",
 )
 
 ClusterRoleBindingList = list_struct(ClusterRoleBinding)
@@ -81,18 +154,36 @@ ClusterRoleList = list_struct(ClusterRole)
 Role = kind_struct(
     "io.k8s.api.rbac.v1.Role",
     (("rbac.authorization.k8s.io", "v1", "Role"),),
-    (s.Field("rules", s.List(PolicyRule), ""),),
-    "",
+    (
+        s.Field(
+            "rules",
+            s.List(PolicyRule),
+            "The permissions the role grants; permissions only add up, nothing is denied.",
+        ),
+    ),
+    "A namespaced set of permissions, granted to users and service accounts by a RoleBinding.",
 )
 
 RoleBinding = kind_struct(
     "io.k8s.api.rbac.v1.RoleBinding",
     (("rbac.authorization.k8s.io", "v1", "RoleBinding"),),
     (
-        s.Field("roleRef", RoleRef, "", required=True),
-        s.Field("subjects", s.List(Subject), ""),
+        s.Field(
+            "roleRef",
+            RoleRef,
+            (
+                "The Role in this namespace or the ClusterRole whose "
+                "permissions are granted; cannot be changed."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "subjects",
+            s.List(Subject),
+            "The users, groups and service accounts that receive the permissions.",
+        ),
     ),
-    "",
+    "Grants the permissions of a Role or ClusterRole to subjects inside one namespace.",
 )
 
 RoleBindingList = list_struct(RoleBinding)

@@ -158,7 +158,9 @@ class DeclaredTypes:
         if isinstance(node, declared.Scalar):
             return _primitive(node.type, node.format)
         if isinstance(node, declared.Map):
-            return Atom(map_=MapType(element=self.atom(node.values)))
+            return Atom(
+                map_=MapType(element=self.atom(node.values), atomic=node.map_type == "atomic")
+            )
         if isinstance(node, declared.List):
             list_type = node.list_type if node.list_type != "atomic" or node.map_keys else None
             associative, keys = list_relationship(
