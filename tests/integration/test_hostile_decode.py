@@ -217,6 +217,7 @@ def test_cronjob_null_container_reads_back(http: httpx.Client, namespace: str) -
             "imagePullPolicy": "IfNotPresent",
             "terminationMessagePath": "/dev/termination-log",
             "terminationMessagePolicy": "File",
+            "resources": {},
         }
     ]
     assert_readable(http, path, "cj", READ_FORMATS)

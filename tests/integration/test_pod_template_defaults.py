@@ -60,8 +60,9 @@ def sent_pod() -> Object:
 
 
 #: What kube-apiserver answers for :func:`sent_pod` (the pod-spec defaults only:
-#: ``resources`` is not copied into ``requests`` in a template, nor is
-#: ``enableServiceLinks`` set; both are a Pod's alone).
+#: limits are not copied into ``requests`` in a template, nor is
+#: ``enableServiceLinks`` set; both are a Pod's alone).  A container without
+#: ``resources`` reads back ``{}``, as upstream encodes the struct.
 EXPECTED_POD = {
     **SPEC_DEFAULTS,
     "restartPolicy": "OnFailure",
@@ -93,6 +94,7 @@ EXPECTED_POD = {
         {
             "name": "sidecar",
             "image": "busybox",
+            "resources": {},
             "imagePullPolicy": "Always",
             "terminationMessagePath": "/dev/termination-log",
             "terminationMessagePolicy": "File",
@@ -139,7 +141,13 @@ def test_values_sent_are_kept(http: httpx.Client, namespace: str) -> None:
     spec = pod_spec_of(created.json())
     assert spec == {
         **pod,
-        "containers": [{**pod["containers"][0], "terminationMessagePath": "/dev/termination-log"}],
+        "containers": [
+            {
+                **pod["containers"][0],
+                "terminationMessagePath": "/dev/termination-log",
+                "resources": {},
+            }
+        ],
     }
 
 
@@ -154,6 +162,7 @@ def test_update_defaults_what_it_adds(http: httpx.Client, namespace: str) -> Non
             {
                 "name": "c",
                 "image": "busybox",
+                "resources": {},
                 "imagePullPolicy": "Always",
                 "terminationMessagePath": "/dev/termination-log",
                 "terminationMessagePolicy": "File",
@@ -172,6 +181,7 @@ def test_update_defaults_what_it_adds(http: httpx.Client, namespace: str) -> Non
         "name": "web",
         "image": "nginx:1.27",
         "ports": [{"containerPort": 80, "protocol": "TCP"}],
+        "resources": {},
         "imagePullPolicy": "IfNotPresent",
         "terminationMessagePath": "/dev/termination-log",
         "terminationMessagePolicy": "File",

@@ -414,6 +414,7 @@ def test_kubectl_apply_and_patch_merge_cronjob_containers(
         "imagePullPolicy": "Always",
         "terminationMessagePath": "/dev/termination-log",
         "terminationMessagePolicy": "File",
+        "resources": {},
     }
     assert stored["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"] == [
         container("main", "busybox", command=["sleep", "1"], **defaults),

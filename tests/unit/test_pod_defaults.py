@@ -28,6 +28,8 @@ SPEC_DEFAULTS = {
 CONTAINER_DEFAULTS = {
     "terminationMessagePath": "/dev/termination-log",
     "terminationMessagePolicy": "File",
+    # what upstream's encoding writes for the (non-pointer) resources struct
+    "resources": {},
 }
 
 
@@ -73,6 +75,7 @@ def test_set_values_are_kept() -> None:
             "terminationMessagePath": "/tmp/log",
             "terminationMessagePolicy": "FallbackToLogsOnError",
             "ports": [{"containerPort": 53, "protocol": "UDP"}],
+            "resources": {"limits": {"cpu": "1"}},
         },
         dnsPolicy="Default",
         restartPolicy="Never",

@@ -606,8 +606,8 @@ def test_tolerations() -> None:
     assert errors_of(spec) == [
         'spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when '
         '`key` is empty, which means "match all values and all keys"',
-        'spec.tolerations[1].operator: Invalid value: core.Toleration{Key:"k", '
-        'Operator:"Exists", Value:"v", Effect:"", TolerationSeconds:(*int64)(nil)}: '
+        'spec.tolerations[1].operator: Invalid value: {"Key":"k","Operator":"Exists",'
+        '"Value":"v","Effect":"","TolerationSeconds":null}: '
         "value must be empty when `operator` is 'Exists'",
         'spec.tolerations[2].operator: Unsupported value: "In": supported values: "Equal", '
         '"Exists"',
@@ -703,3 +703,72 @@ def test_pod_update_empty_lists_equal_absent_ones() -> None:
     new["spec"]["volumes"] = []
     new["spec"]["nodeSelector"] = None
     assert validate_pod_update(new, old) == []
+
+
+def test_topology_spread_constraints() -> None:
+    spread = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    spec = pod_spec(
+        topologySpreadConstraints=[
+            {**spread, "maxSkew": 0},
+            {**spread, "topologyKey": "", "whenUnsatisfiable": "Maybe"},
+            {**spread, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2},
+        ]
+    )
+    path = "spec.topologySpreadConstraints"
+    assert errors_of(spec) == [
+        f"{path}[0].maxSkew: Invalid value: 0: must be greater than zero",
+        f"{path}[1].topologyKey: Required value: can not be empty",
+        f'{path}[1].whenUnsatisfiable: Unsupported value: "Maybe": supported values: '
+        '"DoNotSchedule", "ScheduleAnyway"',
+        f"{path}[2].minDomains: Invalid value: 2: can only use minDomains if "
+        "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+    ]
+    spec["topologySpreadConstraints"] = [spread, dict(spread)]
+    assert errors_of(spec) == [
+        f'{path}[0].{{topologyKey, whenUnsatisfiable}}: Duplicate value: "{{zone, DoNotSchedule}}"'
+    ]
+
+
+def test_dns_policy_none_needs_dns_config() -> None:
+    assert errors_of(pod_spec(dnsPolicy="None")) == [
+        "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"
+    ]
+
+
+def test_dns_config() -> None:
+    assert errors_of(pod_spec(dnsPolicy="None", dnsConfig={})) == [
+        "spec.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver "
+        "when `dnsPolicy` is None"
+    ]
+    spec = pod_spec(
+        dnsConfig={
+            "nameservers": ["1.1.1.1", "8.8.8.8", "9.9.9.9", "dns.example.com"],
+            "searches": ["svc.cluster.local.", "Bad_Domain"],
+            "options": [{"name": "ndots", "value": "2"}, {"value": "x"}],
+        }
+    )
+    assert errors_of(spec) == [
+        'spec.dnsConfig.nameservers: Invalid value: ["1.1.1.1","8.8.8.8","9.9.9.9",'
+        '"dns.example.com"]: must not have more than 3 nameservers',
+        'spec.dnsConfig.nameservers[3]: Invalid value: "dns.example.com": '
+        "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+        'spec.dnsConfig.searches[1]: Invalid value: "Bad_Domain": a lowercase RFC 1123 '
+        "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        "spec.dnsConfig.options[1]: Required value: must not be empty",
+    ]
+
+
+def test_readiness_and_scheduling_gates() -> None:
+    spec = pod_spec(
+        readinessGates=[{"conditionType": "example.com/ready"}, {"conditionType": "not ok"}],
+        schedulingGates=[{"name": "example.com/quota"}, {"name": "example.com/quota"}],
+    )
+    assert errors_of(spec) == [
+        'spec.readinessGates[1].conditionType: Invalid value: "not ok": name part must consist '
+        "of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+        "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+        "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        'spec.schedulingGates[1]: Duplicate value: "example.com/quota"',
+    ]

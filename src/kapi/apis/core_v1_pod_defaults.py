@@ -191,6 +191,9 @@ def default_container(container: Object) -> None:
         value_from = _dict(env.get("valueFrom"))
         if value_from is not None:
             _default_field_ref(value_from.get("fieldRef"))
+    # Not a default but what upstream's encoding always writes: ``resources`` is a struct,
+    # not a pointer, so an absent one reads back as ``{}``.
+    _set_if_missing(container, "resources", {})
     _default_resource_requirements(container.get("resources"))
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         _default_probe(container.get(probe))
@@ -327,7 +330,12 @@ def default_pod_spec(spec: Object) -> None:
 
 
 def default_pod_template(template: Object) -> None:
-    """Defaults ``template.spec`` (a ``PodTemplateSpec``, whose spec is never nil upstream)."""
+    """Defaults ``template.spec`` (a ``PodTemplateSpec``, whose spec is never nil upstream).
+
+    Every kind embeds its template as a struct, so callers default it even when
+    absent, except ReplicationController, whose ``spec.template`` is a pointer:
+    default it only when present.
+    """
     spec = template.get("spec")
     if not isinstance(spec, dict):
         if spec is not None:

@@ -20,6 +20,7 @@ OS-specific rules) accept what they are given.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -39,6 +40,7 @@ from kapi.apimachinery.field_errors import (
     not_supported,
     required,
 )
+from kapi.apimachinery.gotext import OrderedStruct
 from kapi.apimachinery.quantity import Quantity, QuantityError, unmarshal_json
 from kapi.apimachinery.unstructured import Object
 
@@ -165,6 +167,10 @@ def _objs(value: Any) -> list[Object]:
     if not isinstance(value, list):
         return []
     return [item if isinstance(item, dict) else {} for item in value]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _str(value: Any) -> str:
@@ -1498,24 +1504,144 @@ def validate_affinity(affinity: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+INVALID_IP_MSG: Final = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+MAX_DNS_NAMESERVERS: Final = 3
+MAX_DNS_SEARCH_PATHS: Final = 32
+MAX_DNS_SEARCH_LIST_CHARS: Final = 2048
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def validate_pod_dns_config(spec: Object, path: Path) -> list[FieldError]:
+    """``validatePodDNSConfig``."""
+    dns_config = spec.get("dnsConfig")
+    if _str(spec.get("dnsPolicy")) == "None":
+        if dns_config is None:
+            detail = "must provide `dnsConfig` when `dnsPolicy` is None"
+            return [required(path, detail)]
+        if not _obj(dns_config).get("nameservers"):
+            detail = "must provide at least one DNS nameserver when `dnsPolicy` is None"
+            return [required(path.child("nameservers"), detail)]
+    if dns_config is None:
+        return []
+    config = _obj(dns_config)
+    errs: list[FieldError] = []
+    nameservers = [_str(n) for n in _list(config.get("nameservers"))]
+    if len(nameservers) > MAX_DNS_NAMESERVERS:
+        detail = f"must not have more than {MAX_DNS_NAMESERVERS} nameservers"
+        errs.append(invalid(path.child("nameservers"), nameservers, detail))
+    for i, server in enumerate(nameservers):
+        if not _is_ip(server):
+            errs.append(invalid(path.child("nameservers").index(i), server, INVALID_IP_MSG))
+    searches = [_str(n) for n in _list(config.get("searches"))]
+    if len(searches) > MAX_DNS_SEARCH_PATHS:
+        detail = f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths"
+        errs.append(invalid(path.child("searches"), searches, detail))
+    if len(" ".join(searches)) > MAX_DNS_SEARCH_LIST_CHARS:
+        detail = (
+            f"must not have more than {MAX_DNS_SEARCH_LIST_CHARS} characters (including spaces) "
+            "in the search list"
+        )
+        errs.append(invalid(path.child("searches"), searches, detail))
+    for i, search in enumerate(searches):
+        trimmed = search.removesuffix(".")
+        errs += [
+            invalid(path.child("searches").index(i), trimmed, m)
+            for m in validation.is_dns1123_subdomain(trimmed)
+        ]
+    for i, option in enumerate(_objs(config.get("options"))):
+        if not _str(option.get("name")):
+            errs.append(required(path.child("options").index(i), "must not be empty"))
+    return errs
+
+
+def _gates(spec: Object, path: Path) -> list[FieldError]:
+    """``validateReadinessGates`` and ``validateSchedulingGates``."""
+    errs: list[FieldError] = []
+    for i, gate in enumerate(_objs(spec.get("readinessGates"))):
+        condition = _str(gate.get("conditionType"))
+        gate_path = path.child("readinessGates").index(i).child("conditionType")
+        errs += [invalid(gate_path, condition, m) for m in validation.is_qualified_name(condition)]
+    seen: set[str] = set()
+    for i, gate in enumerate(_objs(spec.get("schedulingGates"))):
+        name = _str(gate.get("name"))
+        gate_path = path.child("schedulingGates").index(i)
+        errs += [invalid(gate_path, name, m) for m in validation.is_qualified_name(name)]
+        if name in seen:
+            errs.append(duplicate(gate_path, name))
+        seen.add(name)
+    return errs
+
+
+IS_NOT_POSITIVE_ERROR_MSG: Final = "must be greater than zero"
+SCHEDULE_ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES: Final = ("Honor", "Ignore")
+
+
+def validate_topology_spread_constraints(constraints: Any, path: Path) -> list[FieldError]:
+    """``validateTopologySpreadConstraints``."""
+    errs: list[FieldError] = []
+    items = _objs(constraints)
+    for i, constraint in enumerate(items):
+        idx_path = path.index(i)
+        max_skew = _int(constraint.get("maxSkew"))
+        if max_skew <= 0:
+            errs.append(invalid(idx_path.child("maxSkew"), max_skew, IS_NOT_POSITIVE_ERROR_MSG))
+        topology_key = _str(constraint.get("topologyKey"))
+        if not topology_key:
+            errs.append(required(idx_path.child("topologyKey"), "can not be empty"))
+        action = _str(constraint.get("whenUnsatisfiable"))
+        if action not in SCHEDULE_ACTIONS:
+            errs.append(
+                not_supported(idx_path.child("whenUnsatisfiable"), action, SCHEDULE_ACTIONS)
+            )
+        for later in items[i + 1 :]:
+            if (_str(later.get("topologyKey")), _str(later.get("whenUnsatisfiable"))) == (
+                topology_key,
+                action,
+            ):
+                pair_path = idx_path.child("{topologyKey, whenUnsatisfiable}")
+                errs.append(duplicate(pair_path, f"{{{topology_key}, {action}}}"))
+                break
+        min_domains = _int_or_none(constraint.get("minDomains"))
+        if min_domains is not None:
+            domains_path = idx_path.child("minDomains")
+            if min_domains <= 0:
+                errs.append(invalid(domains_path, min_domains, IS_NOT_POSITIVE_ERROR_MSG))
+            if action != "DoNotSchedule":
+                detail = f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                errs.append(invalid(domains_path, min_domains, detail))
+        for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            policy = constraint.get(key)
+            if policy is not None and policy not in NODE_INCLUSION_POLICIES:
+                errs.append(not_supported(idx_path.child(key), policy, NODE_INCLUSION_POLICIES))
+        selector = constraint.get("labelSelector")
+        if isinstance(selector, dict):
+            errs += validation.validate_label_selector(selector, idx_path.child("labelSelector"))
+    return errs
+
+
 TOLERATION_OPERATORS: Final = ("Equal", "Exists")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
-def _toleration_go_syntax(toleration: Object) -> GoSyntax:
-    """``%#v`` of an internal ``core.Toleration`` (a set ``tolerationSeconds`` prints as an
-    address upstream; kapi prints a stand-in)."""
-    seconds = "(*int64)(nil)" if toleration.get("tolerationSeconds") is None else "(*int64)(0x0)"
-    fields = ", ".join(
-        f"{go}:{json.dumps(_str(toleration.get(key)))}"
-        for go, key in (
-            ("Key", "key"),
-            ("Operator", "operator"),
-            ("Value", "value"),
-            ("Effect", "effect"),
-        )
+def _internal_toleration(toleration: Object) -> OrderedStruct:
+    """An internal ``core.Toleration`` as ``ErrorBody`` prints it: JSON with the Go field
+    names (the internal type has no JSON tags), in declaration order."""
+    seconds = toleration.get("tolerationSeconds")
+    return OrderedStruct(
+        Key=_str(toleration.get("key")),
+        Operator=_str(toleration.get("operator")),
+        Value=_str(toleration.get("value")),
+        Effect=_str(toleration.get("effect")),
+        TolerationSeconds=None if seconds is None else _int(seconds),
     )
-    return GoSyntax(f"core.Toleration{{{fields}, TolerationSeconds:{seconds}}}")
 
 
 def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
@@ -1546,7 +1672,7 @@ def validate_tolerations(tolerations: Any, path: Path) -> list[FieldError]:
             if value:
                 detail = "value must be empty when `operator` is 'Exists'"
                 errs.append(
-                    invalid(idx_path.child("operator"), _toleration_go_syntax(toleration), detail)
+                    invalid(idx_path.child("operator"), _internal_toleration(toleration), detail)
                 )
         else:
             errs.append(not_supported(idx_path.child("operator"), operator, TOLERATION_OPERATORS))
@@ -1639,10 +1765,11 @@ def validate_pod_spec(
     errs += _pod_security_context(spec, path.child("securityContext"))
     if spec.get("affinity") is not None:
         errs += validate_affinity(spec.get("affinity"), path.child("affinity"))
-    if _str(spec.get("dnsPolicy")) == "None" and spec.get("dnsConfig") is None:
-        errs.append(
-            required(path.child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None")
-        )
+    errs += validate_pod_dns_config(spec, path.child("dnsConfig"))
+    errs += _gates(spec, path)
+    errs += validate_topology_spread_constraints(
+        spec.get("topologySpreadConstraints"), path.child("topologySpreadConstraints")
+    )
     for key in ("serviceAccountName",):
         value = _str(spec.get(key))
         if value:
@@ -1910,6 +2037,7 @@ __all__ = [
     "PodValidationOptions",
     "validate_affinity",
     "validate_pod_create",
+    "validate_pod_dns_config",
     "validate_pod_spec",
     "validate_pod_specific_annotations",
     "validate_pod_template_spec",
@@ -1917,5 +2045,6 @@ __all__ = [
     "validate_pod_update",
     "validate_resource_requirements",
     "validate_tolerations",
+    "validate_topology_spread_constraints",
     "validate_volumes",
 ]
