@@ -107,8 +107,7 @@ def test_restart_policy_always_is_refused(http: httpx.Client, namespace: str) ->
     assert_invalid(
         create(http, namespace, body),
         "always",
-        'spec.template.spec.restartPolicy: Unsupported value: "Always": '
-        'supported values: "OnFailure", "Never"',
+        'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
     )
     assert_absent(http, namespace, "always")
 
@@ -277,8 +276,8 @@ def test_cronjob_job_template_is_validated_as_a_job_spec(
     assert response.status_code == 422, response.text
     assert [f"{c['field']}: {c['message']}" for c in response.json()["details"]["causes"]] == [
         "spec.jobTemplate.spec.completions: Invalid value: -1: must be greater than or equal to 0",
-        'spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": '
-        'supported values: "OnFailure", "Never"',
+        "spec.jobTemplate.spec.template.spec.restartPolicy: Required value: "
+        'valid values: "OnFailure", "Never"',
     ]
     assert http.get(f"{url}/cj").status_code == 404
 

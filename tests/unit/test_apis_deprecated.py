@@ -341,8 +341,8 @@ def test_cronjob_validation_messages() -> None:
     assert empty[:2] == ["spec.schedule: Required value", "spec.concurrencyPolicy: Required value"]
     # The (undefaulted, empty) job template is validated as a JobSpec too.
     assert empty[-1] == (
-        'spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "": '
-        'supported values: "OnFailure", "Never"'
+        "spec.jobTemplate.spec.template.spec.restartPolicy: Required value: "
+        'valid values: "OnFailure", "Never"'
     )
     # An object that already had TZ in its schedule may keep it, unless timeZone is set too.
     old = {"spec": {"schedule": "CRON_TZ=UTC 0 * * * *", "jobTemplate": JOB_TEMPLATE}}

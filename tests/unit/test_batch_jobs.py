@@ -102,8 +102,15 @@ def test_restart_policy_rules() -> None:
     obj["spec"]["template"]["metadata"] = {"labels": {"a": "b"}}
     obj["spec"]["template"]["spec"]["restartPolicy"] = "Always"
     assert messages(jobs.validate_job(obj)) == [
-        'spec.template.spec.restartPolicy: Unsupported value: "Always": '
-        'supported values: "OnFailure", "Never"'
+        'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'
+    ]
+    obj["spec"]["template"]["spec"]["restartPolicy"] = "Sometimes"
+    # The pod spec's own rule reports first, then the job's narrower one.
+    assert messages(jobs.validate_job(obj)) == [
+        'spec.template.spec.restartPolicy: Unsupported value: "Sometimes": '
+        'supported values: "Always", "OnFailure", "Never"',
+        'spec.template.spec.restartPolicy: Unsupported value: "Sometimes": '
+        'supported values: "OnFailure", "Never"',
     ]
 
 

@@ -273,7 +273,10 @@ def validate_job_spec_fields(spec: Object, path: Path) -> list[FieldError]:
     errs += validate_pod_template_spec(template, path.child("template"))
     restart = (template.get("spec") or {}).get("restartPolicy") or ""
     restart_path = path.child("template", "spec", "restartPolicy")
-    if restart not in RESTART_POLICIES:
+    if restart in ("Always", ""):
+        # Always is what the pod defaults give an unset policy: upstream asks for a value.
+        errs.append(required(restart_path, 'valid values: "OnFailure", "Never"'))
+    elif restart not in RESTART_POLICIES:
         errs.append(not_supported(restart_path, restart, RESTART_POLICIES))
     elif spec.get("podFailurePolicy") is not None and restart != "Never":
         detail = 'only "Never" is supported when podFailurePolicy is specified'
