@@ -71,7 +71,16 @@ def cronjob(name: str, api_version: str = "batch/v1beta1") -> dict:
         "metadata": {"name": name},
         "spec": {
             "schedule": "*/5 * * * *",
-            "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never"}}}},
+            "jobTemplate": {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "c", "image": "busybox"}],
+                        }
+                    }
+                }
+            },
         },
     }
 

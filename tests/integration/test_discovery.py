@@ -131,7 +131,8 @@ def test_aggregated_apis_headers_and_shape(http: httpx.Client) -> None:
     assert batch["metadata"] == {"name": "batch", "creationTimestamp": None}
     [version] = batch["versions"]
     assert (version["version"], version["freshness"]) == ("v1", "Current")
-    [cronjobs] = version["resources"]
+    assert sorted(r["resource"] for r in version["resources"]) == ["cronjobs", "jobs"]
+    cronjobs = next(r for r in version["resources"] if r["resource"] == "cronjobs")
     assert cronjobs == {
         "resource": "cronjobs",
         "responseKind": {"group": "", "version": "", "kind": "CronJob"},

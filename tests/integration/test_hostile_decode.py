@@ -208,18 +208,20 @@ def test_cronjob_null_container_reads_back(http: httpx.Client, namespace: str) -
         },
     }
     created = post(http, path, json.dumps(body))
-    assert created.status_code == 201, created.text
-    pod = created.json()["spec"]["jobTemplate"]["spec"]["template"]["spec"]
-    # A null item decodes as an empty container, which then gets the container defaults
-    # (no image: no tag, so IfNotPresent), as on kube-apiserver.
-    assert pod["containers"] == [
-        {
-            "imagePullPolicy": "IfNotPresent",
-            "terminationMessagePath": "/dev/termination-log",
-            "terminationMessagePolicy": "File",
-            "resources": {},
-        }
+    # A null item decodes as an empty container (defaulted, then validated as kube-apiserver
+    # validates a job template): what it lacks is named, nothing else, and nothing is stored.
+    assert created.status_code == 422, created.text
+    assert [(c["field"], c["message"]) for c in created.json()["details"]["causes"]] == [
+        ("spec.jobTemplate.spec.template.spec.containers[0].name", "Required value"),
+        ("spec.jobTemplate.spec.template.spec.containers[0].image", "Required value"),
     ]
+    assert http.get(f"{path}/cj").status_code == 404
+    # With a name and an image filled in by the client, the same shape is accepted.
+    body["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"] = [
+        {"name": "c", "image": "busybox"}
+    ]
+    created = post(http, path, json.dumps(body))
+    assert created.status_code == 201, created.text
     assert_readable(http, path, "cj", READ_FORMATS)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from kapi.apis.core_v1_pod_defaults import default_pod_template
 from tests.conftest import KapiServer, serve_with_flags
 from tests.helpers.admission import PROPAGATION, configure, review_answer, webhook
 from tests.helpers.kubectl import Kubectl, make_kubectl
@@ -27,9 +28,35 @@ from tests.helpers.wait import eventually
 from tests.tls import CertificateAuthority, ServingCertificate, make_ca, make_serving_cert
 from tests.webhook_server import serve_webhook
 
-JOB_SPEC = json.loads(
-    (Path(__file__).parents[1] / "unit" / "fixtures" / "cronjob-job-spec.json").read_text()
-)
+
+def _valid_job_spec() -> dict[str, Any]:
+    """The fixture made a valid CronJob job template, as the webhook's patch lands after
+    defaulting: with the pod defaults, and less what upstream refuses there (a selector,
+    which the controller generates, ``manualSelector: true``, a restart policy other than
+    Never beside a pod failure policy, ephemeral containers, a block device without its
+    claim, zero grace periods and success thresholds, hostPID with a shared process
+    namespace).  The unit tests draw the refused fields through the tables instead."""
+    path = Path(__file__).parents[1] / "unit" / "fixtures" / "cronjob-job-spec.json"
+    spec = json.loads(path.read_text())
+    del spec["selector"]
+    spec["manualSelector"] = False
+    pod = spec["template"]["spec"]
+    pod["restartPolicy"] = "Never"
+    del pod["ephemeralContainers"]
+    pod["terminationGracePeriodSeconds"] = 30
+    del pod["hostPID"]
+    for container in pod["containers"] + pod["initContainers"]:
+        container.pop("volumeDevices", None)
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            if isinstance(container.get(probe), dict):
+                container[probe].pop("terminationGracePeriodSeconds", None)
+        if isinstance(container.get("startupProbe"), dict):
+            container["startupProbe"]["successThreshold"] = 1
+    default_pod_template(spec["template"])
+    return spec
+
+
+JOB_SPEC = _valid_job_spec()
 SCHEDULE = "*/1 * * * *"
 
 

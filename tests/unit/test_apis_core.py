@@ -64,6 +64,8 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "Endpoints",
         "Event",
         "CronJob",
+        "Job",
+        "HorizontalPodAutoscaler",
         "Lease",
         "EndpointSlice",
         "Ingress",
@@ -90,9 +92,10 @@ def test_builtin_resources_declare_upstream_shape() -> None:
     assert (secret.plural, secret.short_names, secret.field_labels) == ("secrets", (), ("type",))
     assert ns.field_labels == ("status.phase",)
     for r in by_kind.values():
-        # Of these kinds CronJob, Pod, ReplicationController and Service are in "all" upstream.
-        in_all = r.kind in ("CronJob", "Pod", "ReplicationController", "Service")
-        assert r.categories == (("all",) if in_all else ())
+        # Of these kinds CronJob, Job, HPA, Pod, ReplicationController and Service are in
+        # "all" upstream.
+        in_all = ("CronJob", "Job", "HorizontalPodAutoscaler", "Pod", "ReplicationController")
+        assert r.categories == (("all",) if r.kind in (*in_all, "Service") else ())
     for r in (ns, cm, secret):
         lifecycle = r.versions["v1"].lifecycle
         assert lifecycle is not None and lifecycle.introduced == Version(1, 0)

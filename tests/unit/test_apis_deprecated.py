@@ -9,6 +9,7 @@ import pytest
 
 from kapi.apimachinery.field_errors import FieldError
 from kapi.apis import batch, builtin_resources, core_v1_endpoints, discovery_v1, networking
+from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.features import FeatureGate
 from kapi.runtime.scheme import Deprecation, GroupVersionKind, Lifecycle, Resource, Scheme
 from kapi.version import DEFAULT_VERSION, Version
@@ -166,6 +167,8 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "statefulsets": "/registry/statefulsets/",
         "daemonsets": "/registry/daemonsets/",
         "controllerrevisions": "/registry/controllerrevisions/",
+        "jobs": "/registry/jobs/",
+        "horizontalpodautoscalers": "/registry/horizontalpodautoscalers/",
         "leases": "/registry/leases/",
         "endpointslices": "/registry/endpointslices/",
         "ingresses": "/registry/ingress/",
@@ -317,6 +320,16 @@ def test_cronjob_defaults() -> None:
     }
 
 
+JOB_TEMPLATE: dict = {
+    "spec": {
+        "template": {
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+        }
+    }
+}
+default_pod_template(JOB_TEMPLATE["spec"]["template"])
+
+
 def test_cronjob_validation_messages() -> None:
     strategy = batch.CronJobStrategy()
     name = "x" * 53
@@ -326,6 +339,7 @@ def test_cronjob_validation_messages() -> None:
             "schedule": "TZ=UTC * *",
             "concurrencyPolicy": "Sometimes",
             "startingDeadlineSeconds": -1,
+            "jobTemplate": JOB_TEMPLATE,
         },
     }
     assert messages(strategy.validate(obj)) == [
@@ -337,12 +351,15 @@ def test_cronjob_validation_messages() -> None:
         '"Forbid", "Replace"',
         f'metadata.name: Invalid value: "{name}": must be no more than 52 characters',
     ]
-    assert messages(strategy.validate({"spec": {}})) == [
-        "spec.schedule: Required value",
-        "spec.concurrencyPolicy: Required value",
-    ]
+    empty = messages(strategy.validate({"spec": {}}))
+    assert empty[:2] == ["spec.schedule: Required value", "spec.concurrencyPolicy: Required value"]
+    # The (undefaulted, empty) job template is validated as a JobSpec too.
+    assert empty[-1] == (
+        "spec.jobTemplate.spec.template.spec.restartPolicy: Required value: "
+        'valid values: "OnFailure", "Never"'
+    )
     # An object that already had TZ in its schedule may keep it, unless timeZone is set too.
-    old = {"spec": {"schedule": "CRON_TZ=UTC 0 * * * *"}}
+    old = {"spec": {"schedule": "CRON_TZ=UTC 0 * * * *", "jobTemplate": JOB_TEMPLATE}}
     new = {"spec": {**old["spec"], "concurrencyPolicy": "Allow"}}
     assert strategy.validate_update(new, old) == []
     new["spec"]["timeZone"] = "UTC"

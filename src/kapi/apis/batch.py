@@ -1,30 +1,25 @@
-"""batch ``CronJob`` in ``v1`` (hub and storage) and the deprecated ``v1beta1``.
+"""batch: ``Job`` (``v1``) and ``CronJob`` (``v1``, and the deprecated ``v1beta1``).
 
-The two versions have the same fields and defaults (``k8s.io/api/batch``), so
-conversion only renames the version: a shallow copy, whose ``apiVersion`` the
-scheme sets, sharing the rest with the original (every read through v1beta1
-converts, and the hub's own version is served with no copy at all).
-``jobTemplate.spec`` (a ``JobSpec`` with its pod template) is declared as a
-free-form struct that keeps unknown fields: kapi stores and returns it as sent,
-with the pod-spec defaults upstream gives every pod template, but neither
-prunes nor validates it, which keeps this module small; CronJob's
-own fields follow upstream.  Validation follows ``ValidateCronJobCreate`` /
-``ValidateCronJobUpdate`` of ``pkg/apis/batch/validation``; the strategy
-follows ``pkg/registry/batch/cronjob``.
+Job's rules live in :mod:`kapi.apis.batch_jobs`; this module declares the
+kinds and their resources.  The two CronJob versions have the same fields and
+defaults, so conversion only renames the version: a shallow copy, whose
+``apiVersion`` the scheme sets, sharing the rest with the original.  A
+CronJob's ``jobTemplate.spec`` is a ``JobSpec``: its pod template gets the pod
+defaults, and it is validated as a Job's spec is (but for the selector, which
+the CronJob controller generates).  Validation follows ``ValidateCronJobCreate``
+/ ``ValidateCronJobUpdate`` of ``pkg/apis/batch/validation``; the strategies
+follow ``pkg/registry/batch``.
 """
 
 from __future__ import annotations
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path, invalid, not_supported, required
-from kapi.apis.core_v1_endpoints import ObjectReference
+from kapi.apis import batch_jobs
 from kapi.apis.core_v1_pod_defaults import default_pod_template
-from kapi.apis.generated import batch_v1beta1  # noqa: F401 -- registers CronJob for protobuf
-from kapi.apis.generated.core_v1 import PodTemplateSpec
+from kapi.apis.generated import batch_v1, batch_v1beta1
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
-from kapi.runtime.meta import ObjectMeta, kind_struct
-from kapi.runtime.schema import BOOLEAN, INT32, INT64, STRING, Field, List, Scalar, Struct, Time
 from kapi.runtime.scheme import (
     GroupVersionKind,
     Lifecycle,
@@ -40,129 +35,34 @@ CONCURRENCY_POLICIES = (ALLOW, FORBID, REPLACE)
 #: Job names are ``<cronjob>-<11-character timestamp>`` and must fit a DNS-1035 label.
 MAX_CRONJOB_NAME_LENGTH = 63 - 11
 
-_SPEC_AND_STATUS = (
-    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
-    "api-conventions.md#spec-and-status"
-)
-SCHEDULE_DOC = "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."
+SCHEDULE_DOC = "When to run, in cron syntax (five fields, or a shorthand such as @hourly)."
 TIME_ZONE_DOC = (
-    "The time zone name for the given schedule, see "
-    "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will "
-    "default to the time zone of the kube-controller-manager process."
+    "The IANA time zone the schedule is read in, such as Europe/Paris; unset, the "
+    "controller manager's own time zone applies."
 )
-SUSPEND_DOC = (
-    "This flag tells the controller to suspend subsequent executions, it does not apply to "
-    "already started executions.  Defaults to false."
-)
-ACTIVE_DOC = "A list of pointers to currently running jobs."
-LAST_SCHEDULE_DOC = "Information when was the last time the job was successfully scheduled."
-CONTAINERS_DOC = "Names of each container in the template."
-IMAGES_DOC = "Images referenced by each container in the template."
-JOB_SELECTOR_DOC = "A label query over pods that should match the pod count."
+SUSPEND_DOC = "When true, no new runs start; runs already started go on. Defaults to false."
+ACTIVE_DOC = "References to the jobs of this CronJob that are running now."
+LAST_SCHEDULE_DOC = "When a job was last started for this CronJob."
+CONTAINERS_DOC = "The names of the template's containers."
+IMAGES_DOC = "The images of the template's containers."
+JOB_SELECTOR_DOC = "The labels the jobs' pods are selected by."
 
 # --- schema ---------------------------------------------------------------------------------
 
-#: Kept free-form on purpose (see the module docstring), but for the pod template's
-#: patch metadata, which strategic merge patch needs to merge its containers.
-JobSpec = Struct(
-    "io.k8s.api.batch.v1.JobSpec",
-    (
-        Field(
-            "template",
-            PodTemplateSpec,
-            "Describes the pod that will be created when executing a job.",
-        ),
-    ),
-    "JobSpec describes how the job execution will look like.",
-    preserve_unknown_fields=True,
-)
-
-
-def _cronjob_schema(version: str) -> Struct:
-    """The kind in ``version``; both versions declare the same fields under their own names."""
-    prefix = f"io.k8s.api.batch.{version}"
-    job_template = Struct(
-        f"{prefix}.JobTemplateSpec",
-        (
-            Field("metadata", ObjectMeta, "Standard object's metadata of the jobs created."),
-            Field("spec", JobSpec, "Specification of the desired behavior of the job."),
-        ),
-        "JobTemplateSpec describes the data a Job should have when created from a template",
-    )
-    spec = Struct(
-        f"{prefix}.CronJobSpec",
-        (
-            Field(
-                "concurrencyPolicy",
-                Scalar("string", enum=CONCURRENCY_POLICIES),
-                "Specifies how to treat concurrent executions of a Job: Allow (default), "
-                "Forbid or Replace.",
-            ),
-            Field(
-                "failedJobsHistoryLimit",
-                INT32,
-                "The number of failed finished jobs to retain. Defaults to 1.",
-            ),
-            Field(
-                "jobTemplate",
-                job_template,
-                "Specifies the job that will be created when executing a CronJob.",
-                required=True,
-            ),
-            Field("schedule", STRING, SCHEDULE_DOC, required=True),
-            Field(
-                "startingDeadlineSeconds",
-                INT64,
-                "Optional deadline in seconds for starting the job if it misses scheduled time "
-                "for any reason.  Missed jobs executions will be counted as failed ones.",
-            ),
-            Field(
-                "successfulJobsHistoryLimit",
-                INT32,
-                "The number of successful finished jobs to retain. Defaults to 3.",
-            ),
-            Field("suspend", BOOLEAN, SUSPEND_DOC),
-            Field("timeZone", STRING, TIME_ZONE_DOC),
-        ),
-        "CronJobSpec describes how the job execution will look like and when it will actually run.",
-    )
-    status = Struct(
-        f"{prefix}.CronJobStatus",
-        (
-            Field("active", List(ObjectReference), ACTIVE_DOC),
-            Field("lastScheduleTime", Time(), LAST_SCHEDULE_DOC),
-            Field(
-                "lastSuccessfulTime",
-                Time(),
-                "Information when was the last time the job successfully completed.",
-            ),
-        ),
-        "CronJobStatus represents the current state of a cron job.",
-    )
-    return kind_struct(
-        f"{prefix}.CronJob",
-        (("batch", version, "CronJob"),),
-        (
-            Field(
-                "spec",
-                spec,
-                "Specification of the desired behavior of a cron job, including the schedule. "
-                + _SPEC_AND_STATUS,
-            ),
-            Field("status", status, f"Current status of a cron job. {_SPEC_AND_STATUS}"),
-        ),
-        "CronJob represents the configuration of a single cron job.",
-    )
-
-
-CronJobV1 = _cronjob_schema("v1")
-CronJobV1beta1 = _cronjob_schema("v1beta1")
+#: The kinds as generated from ``k8s.io/api`` (importing them registers their protobuf).
+JobV1 = batch_v1.Job
+CronJobV1 = batch_v1.CronJob
+CronJobV1beta1 = batch_v1beta1.CronJob
 
 # --- defaulting -----------------------------------------------------------------------------
 
 
 def default_cronjob(obj: Object) -> None:
-    """``SetDefaults_CronJob``, identical in v1 and v1beta1."""
+    """``SetDefaults_CronJob``, identical in v1 and v1beta1, and the pod template's defaults.
+
+    The job template's own JobSpec fields are not defaulted (upstream defaults a Job,
+    not a JobSpec): the Job the controller creates from it gets them.
+    """
     spec = obj.setdefault("spec", {})
     if not spec.get("concurrencyPolicy"):
         spec["concurrencyPolicy"] = ALLOW
@@ -206,8 +106,21 @@ def schedule_format_errors(schedule: str) -> list[str]:
     return []
 
 
+def validate_job_template_spec(template: Object, path: Path) -> list[FieldError]:
+    """``ValidateJobTemplateSpec``: a JobSpec whose selector the controller will generate."""
+    job_spec = template.get("spec") or {}
+    spec_path = path.child("spec")
+    errs = batch_jobs.validate_job_spec_fields(job_spec, spec_path)
+    if job_spec.get("selector") is not None:
+        detail = "`selector` will be auto-generated"
+        errs.append(invalid(spec_path.child("selector"), job_spec["selector"], detail))
+    if job_spec.get("manualSelector") is True:
+        errs.append(not_supported(spec_path.child("manualSelector"), True, ("nil", "false")))
+    return errs
+
+
 def validate_cronjob_spec(spec: Object, *, allow_tz_in_schedule: bool) -> list[FieldError]:
-    """``validateCronJobSpec`` without the job template (free-form here)."""
+    """``validateCronJobSpec``, but for the rules on ``timeZone``."""
     path = Path("spec")
     errs: list[FieldError] = []
     schedule = spec.get("schedule") or ""
@@ -223,14 +136,18 @@ def validate_cronjob_spec(spec: Object, *, allow_tz_in_schedule: bool) -> list[F
             elif spec.get("timeZone") is not None:
                 detail = "cannot use both timeZone field and TZ or CRON_TZ in schedule"
                 errs.append(invalid(schedule_path, schedule, detail))
-    for name in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        if spec.get(name) is not None:
-            errs += validation.validate_nonnegative_field(spec[name], path.child(name))
+    if spec.get("startingDeadlineSeconds") is not None:
+        name = "startingDeadlineSeconds"
+        errs += validation.validate_nonnegative_field(spec[name], path.child(name))
     policy = spec.get("concurrencyPolicy") or ""
     if not policy:
         errs.append(required(path.child("concurrencyPolicy")))
     elif policy not in CONCURRENCY_POLICIES:
         errs.append(not_supported(path.child("concurrencyPolicy"), policy, CONCURRENCY_POLICIES))
+    errs += validate_job_template_spec(spec.get("jobTemplate") or {}, path.child("jobTemplate"))
+    for name in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
+        if spec.get(name) is not None:
+            errs += validation.validate_nonnegative_field(spec[name], path.child(name))
     return errs
 
 
@@ -335,6 +252,24 @@ def resources() -> list[Resource]:
     return [
         Resource(
             group="batch",
+            kind="Job",
+            plural="jobs",
+            singular="job",
+            namespaced=True,
+            versions={
+                "v1": ResourceVersion(
+                    "v1", JobV1, Lifecycle(introduced=Version(1, 2)), batch_jobs.default_job
+                ),
+            },
+            hub_version="v1",
+            storage_version="v1",
+            strategy=batch_jobs.JobStrategy(),
+            categories=("all",),
+            subresources=("status",),
+            columns=batch_jobs.JOB_COLUMNS,
+        ),
+        Resource(
+            group="batch",
             kind="CronJob",
             plural="cronjobs",
             singular="cronjob",
@@ -402,5 +337,5 @@ def resources() -> list[Resource]:
                     priority=1,
                 ),
             ),
-        )
+        ),
     ]

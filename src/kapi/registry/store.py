@@ -428,20 +428,23 @@ class Store:
         metadata = meta(obj)
         metadata.pop("deletionTimestamp", None)
         metadata.pop("deletionGracePeriodSeconds", None)
+        # The system fields and a generated name come first, as upstream's Store.Create
+        # fills them before the strategy runs: Job's PrepareForCreate labels its pod
+        # template with the new uid and the (possibly generated) name.
+        metadata["uid"] = new_uid()
+        metadata["creationTimestamp"] = now_rfc3339()
+        if not metadata.get("name") and metadata.get("generateName"):
+            metadata["name"] = _generate_name(metadata["generateName"])
         self.strategy.prepare_for_create(obj)
         if self._lifecycle_paths:
             assert self._field_lifecycle is not None
             self._warn(self._field_lifecycle.on_create(obj, self._lifecycle_paths))
-        metadata["uid"] = new_uid()
-        metadata["creationTimestamp"] = now_rfc3339()
         metadata.pop("resourceVersion", None)
         metadata.pop("selfLink", None)
         if self.strategy.has_generation:
             metadata["generation"] = 1
         else:
             metadata.pop("generation", None)
-        if not metadata.get("name") and metadata.get("generateName"):
-            metadata["name"] = _generate_name(metadata["generateName"])
         self._validate_create(obj)
         namespace, name = metadata.get("namespace"), metadata["name"]
         finish = await self.hooks.begin_create(obj, dry_run) if self.hooks is not None else None

@@ -111,7 +111,9 @@ class Quantity(Schema):
     """``resource.Quantity``: a string (or a JSON number) such as ``500m`` or ``1Gi``."""
 
     type_name = "resource.Quantity"
-    json_type = (str, int, float)
+    #: Any JSON literal reaches upstream's ``UnmarshalJSON``, ``true`` included, and fails
+    #: there as a badly formed quantity rather than as a type mismatch.
+    json_type = (str, int, float, bool)
 
     def openapi(self, refs: dict[str, Struct]) -> JSON:
         refs.setdefault(_QUANTITY.name, _QUANTITY)
