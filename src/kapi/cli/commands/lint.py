@@ -10,8 +10,10 @@ models:
 * the tag agrees with the gate: ``minVersion`` is the release the gate (and the
   field) first appeared in, ``status`` is the gate's stage now, and a gate that is
   GA leaves its field untagged;
-* a field that :data:`kapi.features.GATED_FIELDS` says is guarded by a non-GA gate
-  carries a tag, and every field listed there exists.
+* a field guarded by a non-GA gate carries a tag: the generated kinds' fields behind
+  upstream ``+featureGate`` markers (:data:`kapi.apis.generated.gates.GATED_FIELDS`,
+  written by tools/apigen from the facts) and the hand-declared kinds' fields listed
+  in :data:`kapi.features.GATED_FIELDS`, each of which must exist.
 
 Each problem names the file and line of the ``Field(...)`` declaration, so a
 wrong tag fails CI with a pointer to the fix.
@@ -26,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kapi.apis import builtin_resources
+from kapi.apis.generated.gates import GATED_FIELDS as GENERATED_GATED_FIELDS
 from kapi.features import GATED_FIELDS, KNOWN_FEATURES, Stage, spec_at
 from kapi.runtime.lifecycle import MIN_VERSION, STATUSES
 from kapi.runtime.schema import Field, Struct
@@ -108,8 +111,13 @@ def lint(
     version: Version = DEFAULT_VERSION,
     gated_fields: dict[tuple[str, str], str] | None = None,
 ) -> list[Problem]:
-    """The lifecycle problems of ``structs`` at release ``version``."""
+    """The lifecycle problems of ``structs`` at release ``version``.
+
+    ``gated_fields`` (default: the hand-declared kinds' table) must each exist among
+    ``structs``; the generated fields' markers apply to whichever of them are linted.
+    """
     gated_fields = GATED_FIELDS if gated_fields is None else gated_fields
+    guards = {**GENERATED_GATED_FIELDS, **gated_fields}
     problems: list[Problem] = []
     seen: set[tuple[str, str]] = set()
     for struct in structs:
@@ -117,7 +125,7 @@ def lint(
             key = (struct.name, f.name)
             seen.add(key)
             path, line = f.declared_at
-            for message in _check_field(struct, f, version, gated_fields.get(key)):
+            for message in _check_field(struct, f, version, guards.get(key)):
                 problems.append(Problem(_relative(path), line, f"{struct.name}.{f.name}", message))
     for (definition, prop), gate in sorted(gated_fields.items()):
         if (definition, prop) not in seen:
