@@ -107,9 +107,6 @@ def py_text(text: str, width: int = 60) -> str:
     return "(" + " ".join(json.dumps(p) for p in parts) + ")"
 
 
-_GATED = re.compile(r"lifecycle=gated\(([^)]*)\)")
-
-
 def upper_snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).upper()
 
@@ -123,8 +120,6 @@ class Generator:
         self.facts = facts
         self.descriptions = descriptions
         self.missing_gates: set[str] = set()
-        #: ``(definition, property) -> gate`` of every field behind a ``+featureGate`` marker.
-        self.gated_fields: dict[tuple[str, str], str] = {}
 
     # --- lookups --------------------------------------------------------------------------
 
@@ -355,7 +350,10 @@ class Generator:
             gates = f.get("featureGates")
             if gates:
                 self.imports.add("from kapi.apis.generated import gated")
-                args.append(f"lifecycle=gated({', '.join(json.dumps(g) for g in gates)})")
+                if len(gates) != 1:
+                    raise ValueError(f"{package}.{type_name}.{f['json']}: one gate, not {gates}")
+                args.append(f"lifecycle=gated({json.dumps(gates[0])})")
+                args.append(f"gate={json.dumps(gates[0])}")
                 from kapi.features import KNOWN_FEATURES
 
                 self.missing_gates.update(g for g in gates if g not in KNOWN_FEATURES)
@@ -367,13 +365,6 @@ class Generator:
         self.imports.add("from kapi.runtime import schema as s")
         fields = sorted(self.fields(package, name, facts), key=lambda item: item[0])
         definition = f"io.k8s.api.{group}.{version}.{name}"
-        for field_name, expr in fields:
-            marker = _GATED.search(expr)
-            if marker:
-                gates = json.loads(f"[{marker[1]}]")
-                if len(gates) != 1:
-                    raise ValueError(f"{definition}.{field_name}: one gate per field, not {gates}")
-                self.gated_fields[(definition, field_name)] = gates[0]
         desc = py_text(self.description(package, name, "."))
         is_kind = any(f.get("inline") and f["type"] == "meta/v1.TypeMeta" for f in facts["fields"])
         if is_kind:
@@ -466,25 +457,7 @@ def render(
     facts, descriptions = load_inputs(facts_dir, descriptions_dir)
     generator = Generator(facts, descriptions)
     out = {f"{module_name(p)}.py": generator.module(p) for p in sorted(facts)}
-    out["gates.py"] = gates_module(generator.gated_fields)
     return out, generator.missing_gates
-
-
-def gates_module(gated_fields: dict[tuple[str, str], str]) -> str:
-    """The module recording which gate guards which generated field (for the linter)."""
-    rows = "".join(
-        f"    ({json.dumps(definition)}, {json.dumps(prop)}): {json.dumps(gate)},\n"
-        for (definition, prop), gate in sorted(gated_fields.items())
-    )
-    return (
-        '"""Which upstream ``+featureGate`` marker guards which generated field.\n\n'
-        "``kapi lint lifecycle`` checks that each of these fields carries the tag its\n"
-        "gate calls for at the release kapi models, even when the gate is GA or not yet\n"
-        'in ``kapi.features`` (then :func:`kapi.apis.generated.gated` gives no tag).\n"""\n\n'
-        "from __future__ import annotations\n\n"
-        "#: ``(definition, property) -> gate``, as the markers in the facts say.\n"
-        f"GATED_FIELDS: dict[tuple[str, str], str] = {{\n{rows}}}\n"
-    )
 
 
 def ruff_format(paths: list[Path]) -> None:

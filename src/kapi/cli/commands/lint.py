@@ -10,10 +10,10 @@ models:
 * the tag agrees with the gate: ``minVersion`` is the release the gate (and the
   field) first appeared in, ``status`` is the gate's stage now, and a gate that is
   GA leaves its field untagged;
-* a field guarded by a non-GA gate carries a tag: the generated kinds' fields behind
-  upstream ``+featureGate`` markers (:data:`kapi.apis.generated.gates.GATED_FIELDS`,
-  written by tools/apigen from the facts) and the hand-declared kinds' fields listed
-  in :data:`kapi.features.GATED_FIELDS`, each of which must exist.
+* a field guarded by a non-GA gate carries a tag: a field declaring its gate
+  (``Field(gate=...)``, which tools/apigen writes from upstream's ``+featureGate``
+  markers) and the hand-declared kinds' fields listed in
+  :data:`kapi.features.GATED_FIELDS`, each of which must exist.
 
 Each problem names the file and line of the ``Field(...)`` declaration, so a
 wrong tag fails CI with a pointer to the fix.
@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kapi.apis import builtin_resources
-from kapi.apis.generated.gates import GATED_FIELDS as GENERATED_GATED_FIELDS
 from kapi.features import GATED_FIELDS, KNOWN_FEATURES, Stage, spec_at
 from kapi.runtime.lifecycle import MIN_VERSION, STATUSES
 from kapi.runtime.schema import Field, Struct
@@ -113,11 +112,10 @@ def lint(
 ) -> list[Problem]:
     """The lifecycle problems of ``structs`` at release ``version``.
 
-    ``gated_fields`` (default: the hand-declared kinds' table) must each exist among
-    ``structs``; the generated fields' markers apply to whichever of them are linted.
+    A field's gate is its own (``Field.gate``) or its entry in ``gated_fields``
+    (default: the hand-declared kinds' table), each of which must exist in ``structs``.
     """
     gated_fields = GATED_FIELDS if gated_fields is None else gated_fields
-    guards = {**GENERATED_GATED_FIELDS, **gated_fields}
     problems: list[Problem] = []
     seen: set[tuple[str, str]] = set()
     for struct in structs:
@@ -125,7 +123,7 @@ def lint(
             key = (struct.name, f.name)
             seen.add(key)
             path, line = f.declared_at
-            for message in _check_field(struct, f, version, guards.get(key)):
+            for message in _check_field(struct, f, version, f.gate or gated_fields.get(key)):
                 problems.append(Problem(_relative(path), line, f"{struct.name}.{f.name}", message))
     for (definition, prop), gate in sorted(gated_fields.items()):
         if (definition, prop) not in seen:
