@@ -20,6 +20,8 @@ class Stage(Enum):
     ALPHA = "ALPHA"
     BETA = "BETA"
     GA = "GA"
+    #: On its way out (upstream's ``featuregate.Deprecated``); fields it guards are deprecated.
+    DEPRECATED = "DEPRECATED"
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,96 @@ KNOWN_FEATURES: dict[str, tuple[FeatureSpec, ...]] = {
         FeatureSpec(Version(1, 24), True, Stage.BETA),
         FeatureSpec(Version(1, 33), True, Stage.GA, locked=True),
     ),
+    # Fields of the generated built-in kinds behind upstream ``+featureGate`` markers
+    # (kapi.apis.generated.GATED_FIELDS says which), as of Kubernetes 1.33.
+    # Projected volume sources[].clusterTrustBundle.
+    "ClusterTrustBundleProjection": (
+        FeatureSpec(Version(1, 29), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 33), False, Stage.BETA),
+    ),
+    # Pod status containerStatuses[].stopSignal.
+    "ContainerStopSignals": (FeatureSpec(Version(1, 33), False, Stage.ALPHA),),
+    # PersistentVolumeClaim spec.dataSourceRef.namespace.
+    "CrossNamespaceVolumeDataSource": (FeatureSpec(Version(1, 26), False, Stage.ALPHA),),
+    # Pod spec.resourceClaims, containers[].resources.claims, status.resourceClaimStatuses.
+    "DynamicResourceAllocation": (
+        FeatureSpec(Version(1, 26), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 32), False, Stage.BETA),
+    ),
+    # HorizontalPodAutoscaler (autoscaling/v2) spec.behavior.scaleUp/scaleDown.tolerance.
+    "HPAConfigurableTolerance": (FeatureSpec(Version(1, 33), False, Stage.ALPHA),),
+    # Pod spec.volumes[].image.
+    "ImageVolume": (
+        FeatureSpec(Version(1, 31), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 33), False, Stage.BETA),
+    ),
+    # Containers' resizePolicy, status containerStatuses[].resources and status.resize.
+    "InPlacePodVerticalScaling": (
+        FeatureSpec(Version(1, 27), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 33), True, Stage.BETA),
+    ),
+    # Pod status containerStatuses[].allocatedResources.
+    "InPlacePodVerticalScalingAllocatedStatus": (
+        FeatureSpec(Version(1, 32), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 33), False, Stage.DEPRECATED),
+    ),
+    # Pod spec.resources (pod-level requests and limits).
+    "PodLevelResources": (FeatureSpec(Version(1, 32), False, Stage.ALPHA),),
+    # Lifecycle handlers' sleep action (postStart, preStop).
+    "PodLifecycleSleepAction": (
+        FeatureSpec(Version(1, 29), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 30), True, Stage.BETA),
+    ),
+    # Pod status.observedGeneration and status.conditions[].observedGeneration.
+    "PodObservedGenerationTracking": (FeatureSpec(Version(1, 33), False, Stage.ALPHA),),
+    # PersistentVolumeClaim status.allocatedResources and status.allocatedResourceStatuses.
+    "RecoverVolumeExpansionFailure": (
+        FeatureSpec(Version(1, 23), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 32), True, Stage.BETA),
+    ),
+    # volumeMounts[].recursiveReadOnly and its status in containerStatuses[].volumeMounts.
+    "RecursiveReadOnlyMounts": (
+        FeatureSpec(Version(1, 30), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 31), True, Stage.BETA),
+        FeatureSpec(Version(1, 33), True, Stage.GA, locked=True),
+    ),
+    # Pod status containerStatuses[].allocatedResourcesStatus.
+    "ResourceHealthStatus": (FeatureSpec(Version(1, 31), False, Stage.ALPHA),),
+    # Pod spec.securityContext.seLinuxChangePolicy.
+    "SELinuxChangePolicy": (
+        FeatureSpec(Version(1, 32), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 33), True, Stage.BETA),
+    ),
+    # Service spec.trafficDistribution.
+    "ServiceTrafficDistribution": (
+        FeatureSpec(Version(1, 30), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 31), True, Stage.BETA),
+        FeatureSpec(Version(1, 33), True, Stage.GA, locked=True),
+    ),
+    # Containers' restartPolicy (sidecar init containers).
+    "SidecarContainers": (
+        FeatureSpec(Version(1, 28), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 29), True, Stage.BETA),
+        FeatureSpec(Version(1, 33), True, Stage.GA, locked=True),
+    ),
+    # Pod spec.securityContext.supplementalGroupsPolicy, status containerStatuses[].user.
+    "SupplementalGroupsPolicy": (
+        FeatureSpec(Version(1, 31), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 33), True, Stage.BETA),
+    ),
+    # PersistentVolumeClaim spec.volumeAttributesClassName, status.currentVolumeAttributesClassName
+    # and status.modifyVolumeStatus.
+    "VolumeAttributesClass": (
+        FeatureSpec(Version(1, 29), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 31), False, Stage.BETA),
+    ),
 }
 
-#: Which gate guards which field of a built-in kind, by definition name and property.
-#: A gate that is GA at the emulated version leaves its field untagged, but the
-#: linter still checks that a non-GA gate's field carries a tag.
+#: Which gate guards which field of a hand-declared built-in kind, by definition name
+#: and property (the generated kinds' fields are in kapi.apis.generated.gates, read from
+#: upstream's ``+featureGate`` markers).  A gate that is GA at the emulated version
+#: leaves its field untagged, but the linter still checks that a non-GA gate's field
+#: carries a tag.
 GATED_FIELDS: dict[tuple[str, str], str] = {
     ("io.k8s.api.coordination.v1.LeaseSpec", "strategy"): "CoordinatedLeaderElection",
     ("io.k8s.api.coordination.v1.LeaseSpec", "preferredHolder"): "CoordinatedLeaderElection",

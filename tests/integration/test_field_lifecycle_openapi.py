@@ -1,8 +1,13 @@
 """KEP-2558: ``x-kubernetes-api-lifecycle`` in /openapi/v2 and /openapi/v3 of a real server.
 
-Only Lease's coordinated-election fields are tagged today (CoordinatedLeaderElection
-is beta at 1.33); every other gated field kapi serves has a GA gate, so no other
-property of any document may carry the extension.
+Which properties carry the extension, and with what, is written out below as data
+from upstream: each field's ``+featureGate`` marker (or, for hand-declared kinds, the
+gate upstream's strategy drops it by) and that gate's stage in each release
+(pkg/features/kube_features.go of Kubernetes 1.33).  A field is tagged only in the
+releases where its gate is alpha, beta or deprecated: not before the gate existed,
+and not once it is GA (SidecarContainers, RecursiveReadOnlyMounts and
+TopologyAwareHints are GA in 1.33, so their fields are tagged only at older emulated
+versions).
 """
 
 from __future__ import annotations
@@ -49,38 +54,180 @@ def v2_tagged(http: httpx.Client) -> dict[tuple[str, str], Any]:
     return tagged(document.json()["definitions"])
 
 
-def lease_tags(status: str) -> dict[tuple[str, str], Any]:
-    value = {
-        "kubernetes": {
-            "minVersion": "v1.31",
-            "status": status,
-            "featureGate": "CoordinatedLeaderElection",
-        }
-    }
-    return {(LEASE_SPEC, "strategy"): value, (LEASE_SPEC, "preferredHolder"): value}
+CORE = "io.k8s.api.core.v1."
+
+#: (definition, property, gate, the gate's first release, its stage at 1.30, 1.32, 1.33);
+#: ``None``: no tag in that release (the gate did not exist yet, or is GA).
+FIELDS: list[tuple[str, str, str, str, str | None, str | None, str | None]] = [
+    (LEASE_SPEC, "strategy", "CoordinatedLeaderElection", "v1.31", None, "alpha", "beta"),
+    (LEASE_SPEC, "preferredHolder", "CoordinatedLeaderElection", "v1.31", None, "alpha", "beta"),
+    (
+        "io.k8s.api.discovery.v1.Endpoint",
+        "hints",
+        "TopologyAwareHints",
+        "v1.21",
+        "beta",
+        "beta",
+        None,
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion",
+        "selectableFields",
+        "CustomResourceFieldSelectors",
+        "v1.30",
+        "alpha",
+        None,
+        None,
+    ),
+    # The pod template of CronJob (batch/v1 and batch/v1beta1).
+    (
+        CORE + "Container",
+        "resizePolicy",
+        "InPlacePodVerticalScaling",
+        "v1.27",
+        "alpha",
+        "alpha",
+        "beta",
+    ),
+    (
+        CORE + "EphemeralContainer",
+        "resizePolicy",
+        "InPlacePodVerticalScaling",
+        "v1.27",
+        "alpha",
+        "alpha",
+        "beta",
+    ),
+    (CORE + "Container", "restartPolicy", "SidecarContainers", "v1.28", "beta", "beta", None),
+    (
+        CORE + "EphemeralContainer",
+        "restartPolicy",
+        "SidecarContainers",
+        "v1.28",
+        "beta",
+        "beta",
+        None,
+    ),
+    (
+        CORE + "LifecycleHandler",
+        "sleep",
+        "PodLifecycleSleepAction",
+        "v1.29",
+        "beta",
+        "beta",
+        "beta",
+    ),
+    (
+        CORE + "PersistentVolumeClaimSpec",
+        "volumeAttributesClassName",
+        "VolumeAttributesClass",
+        "v1.29",
+        "alpha",
+        "beta",
+        "beta",
+    ),
+    (
+        CORE + "PodSecurityContext",
+        "seLinuxChangePolicy",
+        "SELinuxChangePolicy",
+        "v1.32",
+        None,
+        "alpha",
+        "beta",
+    ),
+    (
+        CORE + "PodSecurityContext",
+        "supplementalGroupsPolicy",
+        "SupplementalGroupsPolicy",
+        "v1.31",
+        None,
+        "alpha",
+        "beta",
+    ),
+    (
+        CORE + "PodSpec",
+        "resourceClaims",
+        "DynamicResourceAllocation",
+        "v1.26",
+        "alpha",
+        "beta",
+        "beta",
+    ),
+    (
+        CORE + "ResourceRequirements",
+        "claims",
+        "DynamicResourceAllocation",
+        "v1.26",
+        "alpha",
+        "beta",
+        "beta",
+    ),
+    (CORE + "PodSpec", "resources", "PodLevelResources", "v1.32", None, "alpha", "alpha"),
+    (
+        CORE + "TypedObjectReference",
+        "namespace",
+        "CrossNamespaceVolumeDataSource",
+        "v1.26",
+        "alpha",
+        "alpha",
+        "alpha",
+    ),
+    (CORE + "Volume", "image", "ImageVolume", "v1.31", None, "alpha", "beta"),
+    (
+        CORE + "VolumeMount",
+        "recursiveReadOnly",
+        "RecursiveReadOnlyMounts",
+        "v1.30",
+        "alpha",
+        "beta",
+        None,
+    ),
+    (
+        CORE + "VolumeProjection",
+        "clusterTrustBundle",
+        "ClusterTrustBundleProjection",
+        "v1.29",
+        "alpha",
+        "alpha",
+        "beta",
+    ),
+]
+
+
+def expected(release: str) -> dict[tuple[str, str], Any]:
+    """(definition, property) -> extension value published at ``release``."""
+    column = {"1.30": 4, "1.32": 5, "1.33": 6}[release]
+    out = {}
+    for row in FIELDS:
+        definition, prop, gate, min_version = row[:4]
+        status = row[column]
+        if status is not None:
+            value = {"minVersion": min_version, "status": status, "featureGate": gate}
+            out[(definition, prop)] = {"kubernetes": value}
+    return out
 
 
 @pytest.fixture(scope="module")
 def server_1_32(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
-    """CoordinatedLeaderElection was alpha in 1.32."""
+    """CoordinatedLeaderElection was alpha in 1.32, SidecarContainers beta."""
     yield from serve_with_flags(tmp_path_factory, "lifecycle-1-32", "--emulated-version=1.32")
 
 
 @pytest.fixture(scope="module")
 def server_1_30(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KapiServer]:
-    """Lease had no coordinated-election fields before 1.31."""
+    """Lease had no coordinated-election fields before 1.31; pod-level resources came in 1.32."""
     yield from serve_with_flags(tmp_path_factory, "lifecycle-1-30", "--emulated-version=1.30")
 
 
 def test_extension_on_exactly_the_tagged_fields(http: httpx.Client) -> None:
-    assert v3_tagged(http) == lease_tags("beta")
-    assert v2_tagged(http) == lease_tags("beta")
+    assert v3_tagged(http) == expected("1.33")
+    assert v2_tagged(http) == expected("1.33")
 
 
 def test_older_emulated_version_publishes_that_releases_stage(server_1_32: KapiServer) -> None:
     with server_1_32.client() as http:
-        assert v3_tagged(http) == lease_tags("alpha")
-        assert v2_tagged(http) == lease_tags("alpha")
+        assert v3_tagged(http) == expected("1.32")
+        assert v2_tagged(http) == expected("1.32")
 
 
 def test_nothing_before_the_field_existed(server_1_30: KapiServer) -> None:
@@ -89,8 +236,8 @@ def test_nothing_before_the_field_existed(server_1_30: KapiServer) -> None:
         assert lease.status_code == 200
         spec = lease.json()["components"]["schemas"][LEASE_SPEC]["properties"]
         assert EXTENSION not in spec["strategy"]
-        assert v3_tagged(http) == {}
-        assert v2_tagged(http) == {}
+        assert v3_tagged(http) == expected("1.30")
+        assert v2_tagged(http) == expected("1.30")
 
 
 def _flat(text: str) -> str:

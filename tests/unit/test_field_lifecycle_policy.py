@@ -47,8 +47,11 @@ def test_tagged_paths_cross_lists_and_maps() -> None:
         "byKey[*].old",
         "top",
     ]
-    # selectableFields' gate is GA at the newest release: no tag, so nothing to act on.
-    assert tagged_paths(CustomResourceDefinition) == ()
+    # selectableFields' gate is GA at the newest release: no tag, only its gate's stand-in
+    # (no status), which acts at an older emulated release where the gate was not GA.
+    (selectable,) = tagged_paths(CustomResourceDefinition)
+    assert str(selectable) == "spec.versions[*].selectableFields"
+    assert selectable.tags == (FieldLifecycle("v1.30", None, "CustomResourceFieldSelectors"),)
 
 
 def test_a_type_that_contains_itself_is_walked_once() -> None:

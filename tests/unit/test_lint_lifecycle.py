@@ -102,6 +102,32 @@ def test_gated_field_must_be_tagged() -> None:
     assert messages(FieldLifecycle("v1.31", "beta", GATE), gated_fields=gated) == []
 
 
+def test_a_field_declaring_its_gate_must_be_tagged() -> None:
+    """``Field(gate=...)`` (the generated kinds' ``+featureGate`` markers) counts as the table."""
+    gate = "PodLevelResources"  # alpha from 1.32
+    (problem,) = lint([Struct(NAME, (Field("width", STRING, gate=gate),))], gated_fields={})
+    assert (problem.field, problem.message) == (
+        f"{NAME}.width",
+        f"guarded by {gate} (alpha in 1.33) but has no lifecycle tag",
+    )
+    tag = FieldLifecycle("v1.32", "alpha", gate)
+    tagged = Field("width", STRING, lifecycle=(tag,), gate=gate)
+    assert lint([Struct(NAME, (tagged,))], gated_fields={}) == []
+    # A GA gate's field wants no tag; a deprecated gate's field wants "deprecated".
+    sidecar = Field("width", STRING, gate="SidecarContainers")
+    assert lint([Struct(NAME, (sidecar,))], gated_fields={}) == []
+    allocated = Field("width", STRING, gate="InPlacePodVerticalScalingAllocatedStatus")
+    (problem,) = lint([Struct(NAME, (allocated,))], gated_fields={})
+    assert problem.message == (
+        "guarded by InPlacePodVerticalScalingAllocatedStatus (deprecated in 1.33) "
+        "but has no lifecycle tag"
+    )
+    other = Field("width", STRING, lifecycle=(tag,), gate="SidecarContainers")
+    assert [p.message for p in lint([Struct(NAME, (other,))], gated_fields={})] == [
+        f"{tag}: the field is guarded by SidecarContainers"
+    ]
+
+
 def test_command_fails_on_a_bad_tag(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -350,7 +350,10 @@ class Generator:
             gates = f.get("featureGates")
             if gates:
                 self.imports.add("from kapi.apis.generated import gated")
-                args.append(f"lifecycle=gated({', '.join(json.dumps(g) for g in gates)})")
+                if len(gates) != 1:
+                    raise ValueError(f"{package}.{type_name}.{f['json']}: one gate, not {gates}")
+                args.append(f"lifecycle=gated({json.dumps(gates[0])})")
+                args.append(f"gate={json.dumps(gates[0])}")
                 from kapi.features import KNOWN_FEATURES
 
                 self.missing_gates.update(g for g in gates if g not in KNOWN_FEATURES)

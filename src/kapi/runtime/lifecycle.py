@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kapi.features import KNOWN_FEATURES, Stage, spec_at
-from kapi.version import Version
+from kapi.version import DEFAULT_VERSION, Version
 
 #: The OpenAPI extension a tagged field's schema carries.
 EXTENSION = "x-kubernetes-api-lifecycle"
@@ -127,9 +127,30 @@ def at_version(tag: FieldLifecycle, version: Version) -> FieldLifecycle | None:
     stage = spec_at(tag.feature_gate, version).stage
     if stage in (Stage.PRE_ALPHA, Stage.GA):
         return None
-    if tag.status == "deprecated":
+    # A field deprecated on its own stays so; one deprecated because its gate is
+    # follows the gate's earlier stages.
+    own = spec_at(tag.feature_gate, DEFAULT_VERSION).stage is not Stage.DEPRECATED
+    if tag.status == "deprecated" and own:
         return tag
     return replace(tag, status=stage.value.lower())
+
+
+def with_gate(tags: tuple[FieldLifecycle, ...], gate: str | None) -> tuple[FieldLifecycle, ...]:
+    """``tags`` of a field guarded by ``gate``, plus a stand-in tag for the gate if none names it.
+
+    A field whose gate is GA at the release kapi models carries no tag, yet a server
+    emulating an older release must publish and enforce the stage the gate had then.
+    The stand-in has the gate's first release and no status: :func:`at_version` gives
+    it the stage of the release it is resolved at (nothing where the gate is GA).
+    """
+    if gate is None or gate not in KNOWN_FEATURES:
+        return tags
+    if any(t.component == "kubernetes" and t.feature_gate == gate for t in tags):
+        return tags
+    first = next((s.since for s in KNOWN_FEATURES[gate] if s.stage is not Stage.PRE_ALPHA), None)
+    if first is None:
+        return tags
+    return (*tags, FieldLifecycle(f"v{first}", None, gate))
 
 
 def extension(

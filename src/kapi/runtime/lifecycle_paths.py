@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any
 
 from kapi.runtime.lifecycle import FieldLifecycle
-from kapi.runtime.schema import List, Map, Schema, Struct
+from kapi.runtime.schema import List, Map, Schema, Struct, guarded
 
 #: A path segment standing for every item of a list or every value of a map.
 EACH = "*"
@@ -87,6 +87,7 @@ def _walk(schema: Schema, path: tuple[str, ...], seen: frozenset[str]) -> Iterat
     inside = seen | {schema.name}
     for field in schema.fields:
         here = (*path, field.name)
-        if field.lifecycle:
-            yield TaggedPath(here, field.lifecycle)
+        tags = guarded(schema.name, field)
+        if tags:
+            yield TaggedPath(here, tags)
         yield from _walk(field.schema, here, inside)

@@ -15,8 +15,9 @@ import sys
 from dataclasses import dataclass, field
 
 from kapi.apimachinery.unstructured import Object as JSON
+from kapi.features import GATED_FIELDS
 from kapi.runtime.lifecycle import EXTENSION as LIFECYCLE_EXTENSION
-from kapi.runtime.lifecycle import FieldLifecycle
+from kapi.runtime.lifecycle import FieldLifecycle, with_gate
 from kapi.runtime.lifecycle import extension as lifecycle_extension
 from kapi.runtime.lifecycle import note as lifecycle_note
 from kapi.version import Version
@@ -183,6 +184,10 @@ class Field:
     #: KEP-2558 lifecycle tags (``+lifecycle:<component>:...``), published as
     #: ``x-kubernetes-api-lifecycle``; empty for a GA field.
     lifecycle: tuple[FieldLifecycle, ...] = ()
+    #: The upstream feature gate guarding the field (its ``+featureGate`` marker), whatever
+    #: the gate's stage: a GA gate's field carries no tag, but a server emulating a release
+    #: where the gate was alpha or beta publishes and enforces that stage.
+    gate: str | None = None
     #: Where the field is declared (``path:line``), for the lifecycle linter's errors.
     declared_at: tuple[str, int] = field(default=("", 0), init=False, repr=False, compare=False)
 
@@ -192,6 +197,16 @@ class Field:
         while frame.f_back is not None and frame.f_code.co_filename in ("<string>", __file__):
             frame = frame.f_back
         object.__setattr__(self, "declared_at", (frame.f_code.co_filename, frame.f_lineno))
+
+
+def guarded(definition: str, f: Field) -> tuple[FieldLifecycle, ...]:
+    """``f``'s tags, and the tag its gate's history implies when no tag names the gate.
+
+    The gate is the field's own (:attr:`Field.gate`) or, for a hand-declared kind,
+    :data:`kapi.features.GATED_FIELDS`'; the implied tag has no status of its own and
+    is meant to be resolved at an emulated release (:func:`kapi.runtime.lifecycle.at_version`).
+    """
+    return with_gate(f.lifecycle, f.gate or GATED_FIELDS.get((definition, f.name)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,7 +256,8 @@ class Struct(Schema):
             properties: JSON = {}
             for f in self.fields:
                 prop = _with_default(f.schema, refs)
-                lifecycle = lifecycle_extension(f.lifecycle, version) if f.lifecycle else None
+                tags = f.lifecycle if version is None else guarded(self.name, f)
+                lifecycle = lifecycle_extension(tags, version) if tags else None
                 # kubectl explain prints descriptions, not extensions: say the stage there too.
                 description = (
                     lifecycle_note(f.description, lifecycle) if lifecycle else f.description

@@ -169,6 +169,7 @@ HPAScalingRules = s.Struct(
                 "such as 0.05 for 5%; the cluster default of 10% when unset."
             ),
             lifecycle=gated("HPAConfigurableTolerance"),
+            gate="HPAConfigurableTolerance",
         ),
     ),
     "Rate limits for scaling in one direction.",

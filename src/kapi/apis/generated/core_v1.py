@@ -823,6 +823,7 @@ LifecycleHandler = s.Struct(
             SleepAction,
             "Wait for some seconds.",
             lifecycle=gated("PodLifecycleSleepAction"),
+            gate="PodLifecycleSleepAction",
         ),
         s.Field("tcpSocket", TCPSocketAction, "Deprecated and ignored; kept for compatibility."),
     ),
@@ -1090,6 +1091,7 @@ ResourceRequirements = s.Struct(
             s.List(ResourceClaim, list_type="map", map_keys=("name",)),
             "Names of pod resourceClaims this container uses.",
             lifecycle=gated("DynamicResourceAllocation"),
+            gate="DynamicResourceAllocation",
         ),
         s.Field("limits", s.Map(s.Quantity()), "Most of each resource that may be used."),
         s.Field(
@@ -1301,6 +1303,7 @@ VolumeMount = s.Struct(
                 "sub-mounts read-only as well when readOnly is set."
             ),
             lifecycle=gated("RecursiveReadOnlyMounts"),
+            gate="RecursiveReadOnlyMounts",
         ),
         s.Field(
             "subPath",
@@ -1405,6 +1408,7 @@ Container = s.Struct(
             s.List(ContainerResizePolicy),
             "How each resource may be resized in place.",
             lifecycle=gated("InPlacePodVerticalScaling"),
+            gate="InPlacePodVerticalScaling",
         ),
         s.Field(
             "resources",
@@ -1419,6 +1423,7 @@ Container = s.Struct(
                 "that keeps running beside the main containers."
             ),
             lifecycle=gated("SidecarContainers"),
+            gate="SidecarContainers",
         ),
         s.Field(
             "securityContext",
@@ -1595,6 +1600,7 @@ VolumeMountStatus = s.Struct(
             s.STRING,
             "Disabled or Enabled; whether read-only applies to sub-mounts too.",
             lifecycle=gated("RecursiveReadOnlyMounts"),
+            gate="RecursiveReadOnlyMounts",
         ),
     ),
     "Status of one volume mount of a container.",
@@ -1608,6 +1614,7 @@ ContainerStatus = s.Struct(
             s.Map(s.Quantity()),
             "Resources the node has set aside for this container.",
             lifecycle=gated("InPlacePodVerticalScalingAllocatedStatus"),
+            gate="InPlacePodVerticalScalingAllocatedStatus",
         ),
         s.Field(
             "allocatedResourcesStatus",
@@ -1620,6 +1627,7 @@ ContainerStatus = s.Struct(
             ),
             "Health of devices and other resources given to the container.",
             lifecycle=gated("ResourceHealthStatus"),
+            gate="ResourceHealthStatus",
         ),
         s.Field("containerID", s.STRING, "Runtime-specific container ID, as <type>://<id>."),
         s.Field("image", s.STRING, "The image the container runs.", required=True),
@@ -1643,6 +1651,7 @@ ContainerStatus = s.Struct(
             ResourceRequirements,
             "Requests and limits the container is actually running with.",
             lifecycle=gated("InPlacePodVerticalScaling"),
+            gate="InPlacePodVerticalScaling",
         ),
         s.Field(
             "restartCount",
@@ -1730,12 +1739,14 @@ ContainerStatus = s.Struct(
             ),
             "The signal the runtime sends to stop the container.",
             lifecycle=gated("ContainerStopSignals"),
+            gate="ContainerStopSignals",
         ),
         s.Field(
             "user",
             ContainerUser,
             "Identity of the container's first process, as reported by the runtime.",
             lifecycle=gated("SupplementalGroupsPolicy"),
+            gate="SupplementalGroupsPolicy",
         ),
         s.Field(
             "volumeMounts",
@@ -1748,6 +1759,7 @@ ContainerStatus = s.Struct(
             ),
             "Status of the container's volume mounts.",
             lifecycle=gated("RecursiveReadOnlyMounts"),
+            gate="RecursiveReadOnlyMounts",
         ),
     ),
     "What the kubelet reports about one container.",
@@ -1915,6 +1927,7 @@ EphemeralContainerCommon = s.Struct(
             s.List(ContainerResizePolicy),
             "Not allowed for ephemeral containers.",
             lifecycle=gated("InPlacePodVerticalScaling"),
+            gate="InPlacePodVerticalScaling",
         ),
         s.Field(
             "resources",
@@ -1926,6 +1939,7 @@ EphemeralContainerCommon = s.Struct(
             s.STRING,
             "Not allowed for ephemeral containers.",
             lifecycle=gated("SidecarContainers"),
+            gate="SidecarContainers",
         ),
         s.Field(
             "securityContext",
@@ -2078,6 +2092,7 @@ EphemeralContainer = s.Struct(
             s.List(ContainerResizePolicy),
             "Not allowed for ephemeral containers.",
             lifecycle=gated("InPlacePodVerticalScaling"),
+            gate="InPlacePodVerticalScaling",
         ),
         s.Field(
             "resources",
@@ -2089,6 +2104,7 @@ EphemeralContainer = s.Struct(
             s.STRING,
             "Not allowed for ephemeral containers.",
             lifecycle=gated("SidecarContainers"),
+            gate="SidecarContainers",
         ),
         s.Field(
             "securityContext",
@@ -2201,6 +2217,7 @@ TypedObjectReference = s.Struct(
                 "when it is not the claim's own namespace."
             ),
             lifecycle=gated("CrossNamespaceVolumeDataSource"),
+            gate="CrossNamespaceVolumeDataSource",
         ),
     ),
     "Names an object of a given kind, optionally in another namespace.",
@@ -2261,6 +2278,7 @@ PersistentVolumeClaimSpec = s.Struct(
             s.STRING,
             "VolumeAttributesClass that sets mutable volume attributes.",
             lifecycle=gated("VolumeAttributesClass"),
+            gate="VolumeAttributesClass",
         ),
         s.Field(
             "volumeMode",
@@ -2648,6 +2666,7 @@ PersistentVolumeClaimStatus = s.Struct(
                 "ControllerResizeInProgress or NodeResizePending."
             ),
             lifecycle=gated("RecoverVolumeExpansionFailure"),
+            gate="RecoverVolumeExpansionFailure",
         ),
         s.Field(
             "allocatedResources",
@@ -2657,6 +2676,7 @@ PersistentVolumeClaimStatus = s.Struct(
                 "requested while an expansion runs."
             ),
             lifecycle=gated("RecoverVolumeExpansionFailure"),
+            gate="RecoverVolumeExpansionFailure",
         ),
         s.Field("capacity", s.Map(s.Quantity()), "Storage actually provided by the bound volume."),
         s.Field(
@@ -2675,12 +2695,14 @@ PersistentVolumeClaimStatus = s.Struct(
             s.STRING,
             "The VolumeAttributesClass the volume currently uses.",
             lifecycle=gated("VolumeAttributesClass"),
+            gate="VolumeAttributesClass",
         ),
         s.Field(
             "modifyVolumeStatus",
             ModifyVolumeStatus,
             "Progress of a change to another VolumeAttributesClass, when one is under way.",
             lifecycle=gated("VolumeAttributesClass"),
+            gate="VolumeAttributesClass",
         ),
         s.Field(
             "phase",
@@ -2859,6 +2881,7 @@ PodSecurityContext = s.Struct(
             s.STRING,
             "MountOption or Recursive; how SELinux labels are applied to volumes.",
             lifecycle=gated("SELinuxChangePolicy"),
+            gate="SELinuxChangePolicy",
         ),
         s.Field(
             "seLinuxOptions",
@@ -2886,6 +2909,7 @@ PodSecurityContext = s.Struct(
                 "groups."
             ),
             lifecycle=gated("SupplementalGroupsPolicy"),
+            gate="SupplementalGroupsPolicy",
         ),
         s.Field("sysctls", s.List(Sysctl), "Namespaced kernel parameters set for the pod."),
         s.Field(
@@ -3112,6 +3136,7 @@ VolumeProjection = s.Struct(
             ClusterTrustBundleProjection,
             "Certificates from ClusterTrustBundle objects, as one PEM file.",
             lifecycle=gated("ClusterTrustBundleProjection"),
+            gate="ClusterTrustBundleProjection",
         ),
         s.Field("configMap", ConfigMapProjection, "Keys of a ConfigMap."),
         s.Field("downwardAPI", DownwardAPIProjection, "Pod fields and container resources."),
@@ -3300,6 +3325,7 @@ VolumeSource = s.Struct(
             ImageVolumeSource,
             "An OCI image or artifact mounted read-only as the volume's contents.",
             lifecycle=gated("ImageVolume"),
+            gate="ImageVolume",
         ),
         s.Field("iscsi", ISCSIVolumeSource, "An iSCSI disk."),
         s.Field("nfs", NFSVolumeSource, "An NFS share."),
@@ -3380,6 +3406,7 @@ Volume = s.Struct(
             ImageVolumeSource,
             "An OCI image or artifact mounted read-only as the volume's contents.",
             lifecycle=gated("ImageVolume"),
+            gate="ImageVolume",
         ),
         s.Field("iscsi", ISCSIVolumeSource, "An iSCSI disk."),
         s.Field(
@@ -3591,12 +3618,14 @@ PodSpec = s.Struct(
             ),
             "Dynamically allocated resources (ResourceClaims) the pod needs.",
             lifecycle=gated("DynamicResourceAllocation"),
+            gate="DynamicResourceAllocation",
         ),
         s.Field(
             "resources",
             ResourceRequirements,
             "Total compute resources for the whole pod, shared by its containers.",
             lifecycle=gated("PodLevelResources"),
+            gate="PodLevelResources",
         ),
         s.Field(
             "restartPolicy",
@@ -3707,6 +3736,7 @@ PodCondition = s.Struct(
             s.INT64,
             "The metadata.generation this condition was set for.",
             lifecycle=gated("PodObservedGenerationTracking"),
+            gate="PodObservedGenerationTracking",
         ),
         s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
         s.Field("status", s.STRING, "True, False or Unknown.", required=True),
@@ -3788,6 +3818,7 @@ PodStatus = s.Struct(
             s.INT64,
             "The metadata.generation that this status describes.",
             lifecycle=gated("PodObservedGenerationTracking"),
+            gate="PodObservedGenerationTracking",
         ),
         s.Field(
             "phase",
@@ -3838,6 +3869,7 @@ PodStatus = s.Struct(
                 "Proposed, InProgress, Deferred or Infeasible."
             ),
             lifecycle=gated("InPlacePodVerticalScaling"),
+            gate="InPlacePodVerticalScaling",
         ),
         s.Field(
             "resourceClaimStatuses",
@@ -3850,6 +3882,7 @@ PodStatus = s.Struct(
             ),
             "Names of the ResourceClaims made for this pod from templates.",
             lifecycle=gated("DynamicResourceAllocation"),
+            gate="DynamicResourceAllocation",
         ),
         s.Field(
             "startTime", s.Time(), ("When the kubelet accepted the pod, before images were pulled.")
@@ -4255,6 +4288,7 @@ ServiceSpec = s.Struct(
             s.STRING,
             "A hint for how traffic should be spread among endpoints, for example PreferClose.",
             lifecycle=gated("ServiceTrafficDistribution"),
+            gate="ServiceTrafficDistribution",
         ),
         s.Field(
             "type",

@@ -10,8 +10,10 @@ models:
 * the tag agrees with the gate: ``minVersion`` is the release the gate (and the
   field) first appeared in, ``status`` is the gate's stage now, and a gate that is
   GA leaves its field untagged;
-* a field that :data:`kapi.features.GATED_FIELDS` says is guarded by a non-GA gate
-  carries a tag, and every field listed there exists.
+* a field guarded by a non-GA gate carries a tag: a field declaring its gate
+  (``Field(gate=...)``, which tools/apigen writes from upstream's ``+featureGate``
+  markers) and the hand-declared kinds' fields listed in
+  :data:`kapi.features.GATED_FIELDS`, each of which must exist.
 
 Each problem names the file and line of the ``Field(...)`` declaration, so a
 wrong tag fails CI with a pointer to the fix.
@@ -108,7 +110,11 @@ def lint(
     version: Version = DEFAULT_VERSION,
     gated_fields: dict[tuple[str, str], str] | None = None,
 ) -> list[Problem]:
-    """The lifecycle problems of ``structs`` at release ``version``."""
+    """The lifecycle problems of ``structs`` at release ``version``.
+
+    A field's gate is its own (``Field.gate``) or its entry in ``gated_fields``
+    (default: the hand-declared kinds' table), each of which must exist in ``structs``.
+    """
     gated_fields = GATED_FIELDS if gated_fields is None else gated_fields
     problems: list[Problem] = []
     seen: set[tuple[str, str]] = set()
@@ -117,7 +123,7 @@ def lint(
             key = (struct.name, f.name)
             seen.add(key)
             path, line = f.declared_at
-            for message in _check_field(struct, f, version, gated_fields.get(key)):
+            for message in _check_field(struct, f, version, f.gate or gated_fields.get(key)):
                 problems.append(Problem(_relative(path), line, f"{struct.name}.{f.name}", message))
     for (definition, prop), gate in sorted(gated_fields.items()):
         if (definition, prop) not in seen:
