@@ -113,17 +113,16 @@ class Kind:
         return head, tail
 
 
-KINDS = (
-    Kind(
-        "cm", "ConfigMap", f"/api/v1/namespaces/{NAMESPACE}/configmaps", bench.configmap(NAME_MARK)
-    ),
-    Kind(
-        "deploy",
-        "Deployment",
-        f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments",
-        deployment(NAME_MARK),
-    ),
+CONFIGMAP = Kind(
+    "cm", "ConfigMap", f"/api/v1/namespaces/{NAMESPACE}/configmaps", bench.configmap(NAME_MARK)
 )
+DEPLOYMENT = Kind(
+    "deploy",
+    "Deployment",
+    f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments",
+    deployment(NAME_MARK),
+)
+KINDS = (CONFIGMAP, DEPLOYMENT)
 
 
 @dataclass(frozen=True)
@@ -171,13 +170,18 @@ def prepare(port: int, tmp: Path) -> dict[str, Path]:
     )
     bodies = {}
     for kind in KINDS:
-        client.call("POST", kind.collection, kind.body("x"), 201)
         bodies[kind.key] = tmp / f"{kind.key}.json"
-        bodies[kind.key].write_bytes(client.call("GET", f"{kind.collection}/x"))
-        # The benchmark's create must be a real one: checked once, off the record.
-        client.call("POST", kind.collection, kind.body("check"), 201)
+        bodies[kind.key].write_bytes(create_objects(client, kind))
     client.conn.close()
     return bodies
+
+
+def create_objects(client: bench.Client, kind: Kind) -> bytes:
+    """``x`` of ``kind`` in the benchmark namespace; kapi's GET response of it."""
+    client.call("POST", kind.collection, kind.body("x"), 201)
+    # The benchmark's create must be a real one: checked once, off the record.
+    client.call("POST", kind.collection, kind.body("check"), 201)
+    return client.call("GET", f"{kind.collection}/x")
 
 
 def measure(
