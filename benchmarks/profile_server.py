@@ -14,6 +14,7 @@ that is active, usually ``Runner.run`` for the event loop itself.
 
     pip install py-spy
     python benchmarks/profile_server.py get create [--duration 5] [--top 25]
+    python benchmarks/profile_server.py deploy-create   # workload_bench.py's Deployment
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections import Counter
 from pathlib import Path
 
 import run as bench
+import workload_bench
 
 _LINE = re.compile(r":\d+\)$")
 
@@ -52,12 +54,19 @@ def aggregate(raw: str) -> tuple[int, Counter[str], Counter[str]]:
     return total, cumulative, self_time
 
 
-def profile(
-    scenario: bench.Scenario, port: int, pid: int, duration: int, out: Path, rate: int
-) -> str:
-    """Drive ``scenario`` at 16 clients and sample the server meanwhile; the raw stacks."""
-    loadgen = bench.LoadGenerator("wrk", None)
-    cmd = loadgen.command(scenario, port, 16, duration + 2, "prof")
+def load_command(name: str, port: int, duration: int) -> list[str]:
+    """The wrk command of workload ``name`` at 16 clients: run.py's, or workload_bench.py's
+    Deployment GET and CREATE (``deploy-get``, ``deploy-create``)."""
+    if name.startswith("deploy-"):
+        op = name.removeprefix("deploy-")
+        workload = workload_bench.Workload(workload_bench.DEPLOYMENT, op)
+        return workload.command(port, 16, duration, "prof")
+    return bench.LoadGenerator("wrk", None).command(SCENARIOS[name], port, 16, duration, "prof")
+
+
+def profile(name: str, port: int, pid: int, duration: int, out: Path, rate: int) -> str:
+    """Drive workload ``name`` at 16 clients and sample the server meanwhile; the raw stacks."""
+    cmd = load_command(name, port, duration + 2)
     with subprocess.Popen(cmd, stdout=subprocess.DEVNULL) as wrk:
         time.sleep(1)  # let the load settle before sampling
         subprocess.run(
@@ -94,10 +103,14 @@ def report(name: str, raw: str, top: int) -> str:
     return "\n".join(lines)
 
 
+#: run.py's kapi workloads by short name (get, create, update, list).
+SCENARIOS = {sc.key.removeprefix("kapi_"): sc for sc in bench.SCENARIOS if sc.server == "kapi"}
+WORKLOADS = sorted([*SCENARIOS, "deploy-get", "deploy-create"])
+
+
 def main(argv: list[str] | None = None) -> int:
-    keys = {sc.key.removeprefix("kapi_"): sc for sc in bench.SCENARIOS if sc.server == "kapi"}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workloads", nargs="*", choices=sorted(keys), default=["get", "create"])
+    parser.add_argument("workloads", nargs="*", choices=WORKLOADS, default=["get", "create"])
     parser.add_argument("--duration", type=int, default=5, help="seconds sampled per workload")
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     parser.add_argument("--top", type=int, default=25, help="functions listed per table")
@@ -113,11 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         try:
             server.wait_ready("/readyz")
             bench.prepare_kapi(server.port)
+            if any(name.startswith("deploy-") for name in args.workloads):
+                client = bench.Client(server.port)
+                workload_bench.create_objects(client, workload_bench.DEPLOYMENT)
+                client.conn.close()
             for name in args.workloads:
                 out = tmp / f"{name}.txt"
-                raw = profile(
-                    keys[name], server.port, server.proc.pid, args.duration, out, args.rate
-                )
+                raw = profile(name, server.port, server.proc.pid, args.duration, out, args.rate)
                 if args.keep:
                     args.keep.mkdir(parents=True, exist_ok=True)
                     shutil.copy(out, args.keep / f"{name}.txt")

@@ -566,15 +566,8 @@ def measure(
         line = []
         for sc, clients in order:
             server = servers[sc.server]
-            cpu_before, wall_before = cpu_seconds(server.proc.pid), time.monotonic()
-            result = loadgen.run(sc, server.port, clients, args.duration, f"r{round_no}")
-            cpu = cpu_seconds(server.proc.pid) - cpu_before
-            # CPU the server burnt per request: unlike req/s, little moved by
-            # other processes taking turns on the CPUs (see README).  The
-            # window includes the load generator's start and exit, so the
-            # share is a slight underestimate; the CPU per request is not.
-            result["server_cpu"] = cpu / (time.monotonic() - wall_before)
-            result["us_per_req"] = cpu / result["requests"] * 1e6 if result["requests"] else 0.0
+            cmd = loadgen.command(sc, server.port, clients, args.duration, f"r{round_no}")
+            result = measure_load(cmd, server, args.duration)
             m.http.setdefault((sc.key, clients), []).append(result)
             line.append(f"{sc.key}@{clients}={result['rps']:.0f}")
         with affinity(sqlite_cpus):
@@ -589,6 +582,21 @@ def measure(
             flush=True,
         )
     return m
+
+
+def measure_load(cmd: list[str], server: Server, duration: int) -> dict[str, Any]:
+    """Run the load generator ``cmd`` against ``server``: its result, with the server's
+    CPU share (``server_cpu``) and CPU time per request (``us_per_req``) added."""
+    cpu_before, wall_before = cpu_seconds(server.proc.pid), time.monotonic()
+    result = run_load(cmd, duration)
+    cpu = cpu_seconds(server.proc.pid) - cpu_before
+    # CPU the server burnt per request: unlike req/s, little moved by other
+    # processes taking turns on the CPUs (see README).  The window includes the
+    # load generator's start and exit, so the share is a slight underestimate;
+    # the CPU per request is not.
+    result["server_cpu"] = cpu / (time.monotonic() - wall_before)
+    result["us_per_req"] = cpu / result["requests"] * 1e6 if result["requests"] else 0.0
+    return result
 
 
 def sqlite_value() -> bytes:
