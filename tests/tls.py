@@ -119,3 +119,22 @@ def make_serving_cert(
     cert_file.write_bytes(cert_pem)
     key_file.write_bytes(key_pem)
     return ServingCertificate(cert_pem, key_pem, cert_file, key_file)
+
+
+def self_signed_pair(common_name: str = "kapi-test") -> tuple[bytes, bytes]:
+    """A throwaway self-signed certificate and its PKCS#8 key, both PEM."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(common_name))
+        .issuer_name(_name(common_name))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+    )
+    cert = _validity(builder).sign(key, hashes.SHA256())
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem

@@ -9,42 +9,20 @@ Offsets in the errors for bad text count the line breaks, as Go's do.
 from __future__ import annotations
 
 import base64
-import datetime
 import textwrap
 from pathlib import Path
 
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from tests.helpers.kubectl import Kubectl
 from tests.helpers.status import assert_status, storage_unchanged
+from tests.tls import self_signed_pair
 
 
 def _tls_pair() -> tuple[bytes, bytes]:
     """A throwaway self-signed certificate and its key, both PEM."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "example.com")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now)
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+    return self_signed_pair("example.com")
 
 
 def _secrets(namespace: str) -> str:

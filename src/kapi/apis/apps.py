@@ -34,7 +34,7 @@ from kapi.apis import apps_validation as v
 from kapi.apis import apps_versions as d
 from kapi.apis.generated import apps_v1, apps_v1beta1, apps_v1beta2, extensions_v1beta1
 from kapi.registry.strategy import Strategy
-from kapi.registry.tables import AGE, NAME, Column, label_selector_cell
+from kapi.registry.tables import AGE, NAME, Column, container_columns, label_selector_cell
 from kapi.request import current as current_request
 from kapi.runtime.objects import deep_copy
 from kapi.runtime.scale import BuiltinScale
@@ -297,22 +297,9 @@ def _controller(obj: Object) -> str:
     return "<none>"
 
 
-CONTAINERS = Column(
-    "Containers",
-    "string",
-    "Names of each container in the template.",
-    lambda o: ",".join(c.get("name", "") for c in _containers(o)),
-    priority=1,
-)
-IMAGES = Column(
-    "Images",
-    "string",
-    "Images referenced by each container in the template.",
-    lambda o: ",".join(c.get("image", "") for c in _containers(o)),
-    priority=1,
-)
+CONTAINERS, IMAGES = container_columns(_containers)
 _SELECTOR_DOC = "The label query over the pods this object manages."
-READY = Column("Ready", "string", "Number of the pod with ready state", _ready_of_desired)
+READY = Column("Ready", "string", "Ready pods out of the desired count.", _ready_of_desired)
 
 
 def _int_column(name: str, doc: str, cell: Callable[[Object], int]) -> Column:
@@ -393,7 +380,7 @@ DAEMONSET_COLUMNS = (
 )
 CONTROLLER_REVISION_COLUMNS = (
     NAME,
-    Column("Controller", "string", "Controller of the object", _controller),
+    Column("Controller", "string", "The object that owns and manages this one.", _controller),
     Column(
         "Revision",
         "integer",

@@ -19,7 +19,7 @@ from kapi.apis import batch_jobs
 from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.apis.generated import batch_v1, batch_v1beta1
 from kapi.registry.strategy import Strategy
-from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, since
+from kapi.registry.tables import AGE, NAME, Column, container_columns, label_selector_cell, since
 from kapi.runtime.scheme import (
     GroupVersionKind,
     Lifecycle,
@@ -43,8 +43,6 @@ TIME_ZONE_DOC = (
 SUSPEND_DOC = "When true, no new runs start; runs already started go on. Defaults to false."
 ACTIVE_DOC = "References to the jobs of this CronJob that are running now."
 LAST_SCHEDULE_DOC = "When a job was last started for this CronJob."
-CONTAINERS_DOC = "The names of the template's containers."
-IMAGES_DOC = "The images of the template's containers."
 JOB_SELECTOR_DOC = "The labels the jobs' pods are selected by."
 
 # --- schema ---------------------------------------------------------------------------------
@@ -315,20 +313,7 @@ def resources() -> list[Resource]:
                 Column("Last Schedule", "string", LAST_SCHEDULE_DOC, _last_schedule_cell),
                 AGE,
                 # -o wide: upstream's layoutContainerCells and FormatLabelSelector.
-                Column(
-                    "Containers",
-                    "string",
-                    CONTAINERS_DOC,
-                    lambda o: ",".join(c.get("name", "") for c in _containers(o)),
-                    priority=1,
-                ),
-                Column(
-                    "Images",
-                    "string",
-                    IMAGES_DOC,
-                    lambda o: ",".join(c.get("image", "") for c in _containers(o)),
-                    priority=1,
-                ),
+                *container_columns(_containers),
                 Column(
                     "Selector",
                     "string",

@@ -34,7 +34,14 @@ from kapi.apimachinery.unstructured import Object
 from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.apis.core_v1_pod_validation import validate_pod_template_spec
 from kapi.registry.strategy import Strategy
-from kapi.registry.tables import AGE, NAME, Column, label_selector_cell, short_duration
+from kapi.registry.tables import (
+    AGE,
+    NAME,
+    Column,
+    container_columns,
+    label_selector_cell,
+    short_duration,
+)
 
 # --- label keys (k8s.io/api/batch/v1) -------------------------------------------------------
 
@@ -770,20 +777,7 @@ JOB_COLUMNS = (
     ),
     Column("Duration", "string", "How long the job ran or has been running.", job_duration_cell),
     AGE,
-    Column(
-        "Containers",
-        "string",
-        "The names of the template's containers.",
-        lambda o: ",".join(c.get("name", "") for c in _containers(o)),
-        priority=1,
-    ),
-    Column(
-        "Images",
-        "string",
-        "The images of the template's containers.",
-        lambda o: ",".join(c.get("image", "") for c in _containers(o)),
-        priority=1,
-    ),
+    *container_columns(_containers),
     Column(
         "Selector",
         "string",

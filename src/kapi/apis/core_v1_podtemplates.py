@@ -12,7 +12,7 @@ from kapi.apis import core_v1_pod_validation as pod_validation
 from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.apis.generated.core_v1 import PodTemplate
 from kapi.registry.strategy import Strategy
-from kapi.registry.tables import NAME, Column
+from kapi.registry.tables import NAME, Column, container_columns
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
@@ -71,18 +71,7 @@ def resources() -> list[Resource]:
             strategy=PodTemplateStrategy(),
             columns=(
                 NAME,
-                Column(
-                    "Containers",
-                    "string",
-                    "Names of the template's containers.",
-                    lambda o: ",".join(c.get("name", "") for c in _containers(o)),
-                ),
-                Column(
-                    "Images",
-                    "string",
-                    "Images of the template's containers.",
-                    lambda o: ",".join(c.get("image", "") for c in _containers(o)),
-                ),
+                *container_columns(_containers, priority=0),
                 Column(
                     "Pod Labels",
                     "string",

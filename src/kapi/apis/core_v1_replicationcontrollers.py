@@ -25,7 +25,7 @@ from kapi.apis import core_v1_pod_validation as pod_validation
 from kapi.apis.core_v1_pod_defaults import default_pod_template
 from kapi.apis.generated.core_v1 import ReplicationController
 from kapi.registry.strategy import Strategy
-from kapi.registry.tables import AGE, NAME, Column
+from kapi.registry.tables import AGE, NAME, Column, container_columns
 from kapi.runtime.scale import BuiltinScale
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
@@ -220,20 +220,7 @@ def resources() -> list[Resource]:
                     _status_int("readyReplicas"),
                 ),
                 AGE,
-                Column(
-                    "Containers",
-                    "string",
-                    "Names of the template's containers.",
-                    lambda o: ",".join(c.get("name", "") for c in _containers(o)),
-                    priority=1,
-                ),
-                Column(
-                    "Images",
-                    "string",
-                    "Images of the template's containers.",
-                    lambda o: ",".join(c.get("image", "") for c in _containers(o)),
-                    priority=1,
-                ),
+                *container_columns(_containers),
                 Column(
                     "Selector",
                     "string",

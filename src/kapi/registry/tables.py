@@ -8,6 +8,7 @@ with the :class:`~kapi.runtime.scheme.Resource` that carries it
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selector
@@ -95,3 +96,29 @@ DEFAULT_COLUMNS = (
         lambda obj: obj.get("metadata", {}).get("creationTimestamp"),
     ),
 )
+
+
+def container_columns(
+    containers: Callable[[Object], Iterable[Object]], *, priority: int = 1
+) -> tuple[Column, Column]:
+    """Upstream's ``layoutContainerCells``: the Containers and Images of a pod template.
+
+    ``containers`` finds the template's containers in an object of the kind;
+    the workload kinds show both columns with ``-o wide`` (``priority`` 1).
+    """
+    return (
+        Column(
+            "Containers",
+            "string",
+            "The names of the template's containers.",
+            lambda o: ",".join(c.get("name", "") for c in containers(o)),
+            priority=priority,
+        ),
+        Column(
+            "Images",
+            "string",
+            "The images of the template's containers.",
+            lambda o: ",".join(c.get("image", "") for c in containers(o)),
+            priority=priority,
+        ),
+    )
