@@ -16,6 +16,7 @@ from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.request import current as current_request
+from kapi.runtime.scale import set_path
 from kapi.validation.cel import CELValidator, RuleResults
 from kapi.validation.correlation import CorrelatedObject, RatchetingStats
 from kapi.validation.schema_validator import SchemaValidator
@@ -81,15 +82,7 @@ class ScaleSpec:
 
     @staticmethod
     def set(obj: Object, path: str, value: Any) -> None:
-        """Set a ``.a.b.c`` path, creating the objects on the way (scale paths are simple)."""
-        names = path.lstrip(".").split(".")
-        node = obj
-        for name in names[:-1]:
-            child = node.get(name)
-            if not isinstance(child, dict):
-                child = node[name] = {}
-            node = child
-        node[names[-1]] = value
+        set_path(obj, path, value)
 
 
 class _SchemaUpdateCheck(Protocol):

@@ -63,14 +63,7 @@ class BuiltinScale:
 
     @staticmethod
     def set(obj: Object, path: str, value: Any) -> None:
-        names = path.lstrip(".").split(".")
-        node = obj
-        for name in names[:-1]:
-            child = node.get(name)
-            if not isinstance(child, dict):
-                child = node[name] = {}
-            node = child
-        node[names[-1]] = value
+        set_path(obj, path, value)
 
     def selector_string(self, obj: Object) -> str:
         selector = _walk(obj, SELECTOR_PATH)
@@ -105,3 +98,15 @@ class BuiltinScale:
             return None
         labels = selector.get("matchLabels")
         return dict(labels) if isinstance(labels, dict) and labels else None
+
+
+def set_path(obj: Object, path: str, value: Any) -> None:
+    """Set a ``.a.b.c`` path, creating the objects on the way (scale paths are that simple)."""
+    names = path.lstrip(".").split(".")
+    node = obj
+    for name in names[:-1]:
+        child = node.get(name)
+        if not isinstance(child, dict):
+            child = node[name] = {}
+        node = child
+    node[names[-1]] = value
