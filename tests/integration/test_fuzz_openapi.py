@@ -49,6 +49,11 @@ REQUEST_TIMEOUT = 10
 STREAMING = ("/watch/", "/proxy", "/attach", "/exec", "/portforward", "/log")
 #: Query parameters that turn a request into a stream.
 STREAMING_PARAMS = {"watch", "follow"}
+#: The core resources fuzzed in this bounded run.  The workload kinds (pods, services,
+#: replication controllers, ...) are left out: generating their pod-spec bodies makes a run
+#: many times longer than CI can afford, and filling the service IP range would make the
+#: server answer upstream's own 500 ("range is full").
+FUZZED_CORE = {"namespaces", "configmaps", "secrets", "events", "endpoints"}
 
 
 def widget_crd() -> dict[str, Any]:
@@ -97,7 +102,7 @@ def without_streaming(document: dict[str, Any]) -> dict[str, Any]:
     document = copy.deepcopy(document)
     paths = document["paths"]
     for path in list(paths):
-        if any(fragment in path for fragment in STREAMING):
+        if any(fragment in path for fragment in STREAMING) or not _fuzzed(path):
             del paths[path]
             continue
         item = paths[path]
@@ -107,6 +112,16 @@ def without_streaming(document: dict[str, Any]) -> dict[str, Any]:
             elif isinstance(value, dict) and "parameters" in value:
                 value["parameters"] = _without_streaming_params(value["parameters"])
     return document
+
+
+def _fuzzed(path: str) -> bool:
+    """Whether a core path is about one of ``FUZZED_CORE`` (other groups' paths all are)."""
+    if not path.startswith("/api/v1/"):
+        return True
+    parts = path.removeprefix("/api/v1/").split("/")
+    if parts[:2] == ["namespaces", "{namespace}"] and len(parts) > 2:
+        parts = parts[2:]  # namespaces/{namespace}/<resource>/...
+    return parts[0] in FUZZED_CORE or parts[0] == ""
 
 
 def _without_streaming_params(parameters: list[dict[str, Any]]) -> list[dict[str, Any]]:
