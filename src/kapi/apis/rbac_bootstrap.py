@@ -212,8 +212,9 @@ def _cluster_role(
         "apiVersion": API_VERSION,
         "kind": "ClusterRole",
         "metadata": _metadata(name, labels),
-        "rules": rules,
     }
+    if rules is not None:  # an aggregated role starts with none; its controller fills them
+        role["rules"] = rules
     if aggregate_from:
         role["aggregationRule"] = {
             "clusterRoleSelectors": [{"matchLabels": _aggregate_label(aggregate_from)}]
@@ -354,7 +355,7 @@ def reconcile(current: Object, wanted: Object) -> Object | None:
             updated["aggregationRule"] = rule
         else:
             rules = list(current.get("rules") or [])
-            for rule in wanted["rules"] or ():
+            for rule in wanted.get("rules") or ():
                 if not any(_same_rule(rule, have) for have in rules):
                     rules.append(rule)
                     changed = True
