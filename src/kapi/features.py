@@ -148,6 +148,26 @@ KNOWN_FEATURES: dict[str, tuple[FeatureSpec, ...]] = {
         FeatureSpec(Version(1, 31), True, Stage.BETA),
         FeatureSpec(Version(1, 33), True, Stage.GA, locked=True),
     ),
+    # CSIDriver spec.storageCapacity: drivers publishing CSIStorageCapacity objects.
+    "CSIStorageCapacity": (
+        FeatureSpec(Version(1, 19), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 21), True, Stage.BETA),
+        FeatureSpec(Version(1, 24), True, Stage.GA, locked=True),
+    ),
+    # CSIDriver spec.nodeAllocatableUpdatePeriodSeconds.
+    "MutableCSINodeAllocatableCount": (FeatureSpec(Version(1, 33), False, Stage.ALPHA),),
+    # CSIDriver spec.seLinuxMount.
+    "SELinuxMountReadWriteOncePod": (
+        FeatureSpec(Version(1, 25), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 27), False, Stage.BETA),
+        FeatureSpec(Version(1, 28), True, Stage.BETA),
+    ),
+    # Pod spec.hostUsers (user namespaces).
+    "UserNamespacesSupport": (
+        FeatureSpec(Version(1, 25), False, Stage.ALPHA),
+        FeatureSpec(Version(1, 30), False, Stage.BETA),
+        FeatureSpec(Version(1, 33), True, Stage.BETA),
+    ),
     # Containers' restartPolicy (sidecar init containers).
     "SidecarContainers": (
         FeatureSpec(Version(1, 28), False, Stage.ALPHA),

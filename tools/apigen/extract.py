@@ -42,6 +42,18 @@ ROOTS: dict[str, tuple[str, ...]] = {
         "ServiceAccount",
         "ServiceAccountList",
         "Binding",
+        "PersistentVolume",
+        "PersistentVolumeList",
+        "PersistentVolumeClaim",
+        "PersistentVolumeClaimList",
+        "Node",
+        "NodeList",
+        "ResourceQuota",
+        "ResourceQuotaList",
+        "LimitRange",
+        "LimitRangeList",
+        "ComponentStatus",
+        "ComponentStatusList",
     ),
     "authentication/v1": ("TokenRequest",),
     "autoscaling/v1": (
@@ -96,6 +108,8 @@ ROOTS: dict[str, tuple[str, ...]] = {
         "DaemonSetList",
         "DeploymentRollback",
         "Scale",
+        "NetworkPolicy",
+        "NetworkPolicyList",
     ),
     "batch/v1": ("Job", "JobList", "CronJob", "CronJobList"),
     "batch/v1beta1": ("CronJob", "CronJobList"),
@@ -129,7 +143,96 @@ ROOTS: dict[str, tuple[str, ...]] = {
         "ClusterRoleBinding",
         "ClusterRoleBindingList",
     ),
+    "storage/v1": (
+        "StorageClass",
+        "StorageClassList",
+        "VolumeAttachment",
+        "VolumeAttachmentList",
+        "CSIDriver",
+        "CSIDriverList",
+        "CSINode",
+        "CSINodeList",
+        "CSIStorageCapacity",
+        "CSIStorageCapacityList",
+    ),
+    "storage/v1beta1": (
+        "StorageClass",
+        "StorageClassList",
+        "VolumeAttachment",
+        "VolumeAttachmentList",
+        "CSIDriver",
+        "CSIDriverList",
+        "CSINode",
+        "CSINodeList",
+        "CSIStorageCapacity",
+        "CSIStorageCapacityList",
+    ),
+    "scheduling/v1": (
+        "PriorityClass",
+        "PriorityClassList",
+    ),
+    "scheduling/v1beta1": (
+        "PriorityClass",
+        "PriorityClassList",
+    ),
+    "node/v1": (
+        "RuntimeClass",
+        "RuntimeClassList",
+    ),
+    "node/v1beta1": (
+        "RuntimeClass",
+        "RuntimeClassList",
+    ),
+    "networking/v1": (
+        "NetworkPolicy",
+        "NetworkPolicyList",
+        "IngressClass",
+        "IngressClassList",
+    ),
+    "networking/v1beta1": (
+        "IngressClass",
+        "IngressClassList",
+    ),
+    "certificates/v1": (
+        "CertificateSigningRequest",
+        "CertificateSigningRequestList",
+    ),
+    "certificates/v1beta1": (
+        "CertificateSigningRequest",
+        "CertificateSigningRequestList",
+    ),
+    "flowcontrol/v1": (
+        "FlowSchema",
+        "FlowSchemaList",
+        "PriorityLevelConfiguration",
+        "PriorityLevelConfigurationList",
+    ),
+    "flowcontrol/v1beta1": (
+        "FlowSchema",
+        "FlowSchemaList",
+        "PriorityLevelConfiguration",
+        "PriorityLevelConfigurationList",
+    ),
+    "flowcontrol/v1beta2": (
+        "FlowSchema",
+        "FlowSchemaList",
+        "PriorityLevelConfiguration",
+        "PriorityLevelConfigurationList",
+    ),
+    "flowcontrol/v1beta3": (
+        "FlowSchema",
+        "FlowSchemaList",
+        "PriorityLevelConfiguration",
+        "PriorityLevelConfigurationList",
+    ),
+    "policy/v1beta1": (
+        "PodSecurityPolicy",
+        "PodSecurityPolicyList",
+    ),
 }
+
+#: Packages read at another release than the rest: kinds k8s.io/api has since dropped.
+TAGS = {"policy/v1beta1": "kubernetes-1.24.0"}
 
 #: Import paths outside k8s.io/api, by the short package name the facts use.
 EXTERNAL = {
@@ -455,7 +558,7 @@ def extract(repo: str, tag: str) -> dict[str, dict]:
 
     def package(path: str) -> Package:
         if path not in packages:
-            packages[path] = load_package(repo, tag, path)
+            packages[path] = load_package(repo, TAGS.get(path, tag), path)
         return packages[path]
 
     wanted: dict[str, set[str]] = {}
@@ -501,7 +604,7 @@ def extract(repo: str, tag: str) -> dict[str, dict]:
                     facts["enum"] = sorted(set(pkg.consts.get(name, [])))
             types[name] = facts
         out[path] = {
-            "source": {"module": "k8s.io/api", "tag": tag, "package": path},
+            "source": {"module": "k8s.io/api", "tag": TAGS.get(path, tag), "package": path},
             "kinds": sorted(n for n in ROOTS.get(path, ()) if n in wanted[path]),
             "types": types,
         }

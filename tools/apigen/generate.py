@@ -40,6 +40,12 @@ API_GROUPS = {
     "rbac": "rbac.authorization.k8s.io",
     "policy": "policy",
     "authentication": "authentication.k8s.io",
+    "storage": "storage.k8s.io",
+    "scheduling": "scheduling.k8s.io",
+    "node": "node.k8s.io",
+    "networking": "networking.k8s.io",
+    "certificates": "certificates.k8s.io",
+    "flowcontrol": "flowcontrol.apiserver.k8s.io",
 }
 
 #: Types kapi declares by hand elsewhere: ``qualified Go type -> (schema, message)``, each
@@ -348,10 +354,10 @@ class Generator:
             if f.get("patchStrategy") and not resolved.startswith("[]"):
                 args.append(f'patch_strategy="{f["patchStrategy"]}"')
             gates = f.get("featureGates")
-            if gates:
+            # A field any of several gates enables (NodeStatus.runtimeHandlers) has no one
+            # stage to publish; it stays untagged, as it is set by nodes, not by users.
+            if gates and len(gates) == 1:
                 self.imports.add("from kapi.apis.generated import gated")
-                if len(gates) != 1:
-                    raise ValueError(f"{package}.{type_name}.{f['json']}: one gate, not {gates}")
                 args.append(f"lifecycle=gated({json.dumps(gates[0])})")
                 args.append(f"gate={json.dumps(gates[0])}")
                 from kapi.features import KNOWN_FEATURES
@@ -409,6 +415,16 @@ class Generator:
             return self.ref(expr, proto=True)
         raise ValueError(f"{self.package}: no protobuf type for Go type {expr}")
 
+    def map_value(self, map_type: str, resolved_map: str) -> str:
+        """A map's value type; a named ``[]string`` (``ExtraValue``) travels wrapped."""
+        expr = map_type.split("]", 1)[1] if map_type.startswith("map[") else ""
+        resolved = resolved_map[len("map[string]") :]
+        if resolved == "[]string" and expr and not expr.startswith("[]"):
+            package, name = expr.rsplit(".", 1)
+            group, version = package.split("/")
+            return f'pb.string_list("k8s.io.api.{group}.{version}.{name}")'
+        return self.value(resolved)
+
     def message(self, package: str, name: str, facts: dict) -> str:
         self.imports.add("from kapi.runtime import protobuf_messages as pb")
         fields: list[tuple[int, str]] = []
@@ -427,7 +443,7 @@ class Generator:
                 if proto.get("label") not in (None, "repeated"):
                     raise ValueError(f"{package}.{name}.{f['go']}: slice is not repeated")
             elif resolved.startswith("map[string]"):
-                call = f"pb.map_of({number}, {json_name}, {self.value(resolved[11:])})"
+                call = f"pb.map_of({number}, {json_name}, {self.map_value(f['type'], resolved)})"
             elif resolved.startswith("*"):
                 call = f"pb.pointer({number}, {json_name}, {self.value(resolved)})"
             elif f["omitempty"]:

@@ -156,6 +156,22 @@ def message(name: str, *fields: Field, custom_json: CustomJSON | None = None) ->
     return name
 
 
+def string_list(name: str) -> str:
+    """Declare ``name``, a ``[]string`` wrapped for use as a map value (``ExtraValue``).
+
+    protobuf has no map of lists, so upstream wraps the list in a message whose
+    field 1 holds the items; in JSON the value is the bare list.
+    """
+    return message(
+        name,
+        repeated(1, "items", STRING),
+        custom_json=CustomJSON(
+            to_json=lambda fields: list(fields.get("items") or ()),
+            from_json=lambda value: {"items": list(value or ())},
+        ),
+    )
+
+
 # --- k8s.io/apimachinery/pkg/apis/meta/v1 ---------------------------------------------------
 
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."

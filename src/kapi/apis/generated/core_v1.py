@@ -279,6 +279,15 @@ AppArmorProfile = s.Struct(
     "An AppArmor profile choice.",
 )
 
+AttachedVolume = s.Struct(
+    "io.k8s.api.core.v1.AttachedVolume",
+    (
+        s.Field("devicePath", s.STRING, "", required=True),
+        s.Field("name", s.STRING, "", required=True),
+    ),
+    "",
+)
+
 AzureDataDiskCachingMode = s.Scalar(
     "string",
     enum=(
@@ -330,6 +339,17 @@ AzureDiskVolumeSource = s.Struct(
     "An Azure data disk.",
 )
 
+AzureFilePersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.AzureFilePersistentVolumeSource",
+    (
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("secretName", s.STRING, "", required=True),
+        s.Field("secretNamespace", s.STRING, ""),
+        s.Field("shareName", s.STRING, "", required=True),
+    ),
+    "",
+)
+
 AzureFileVolumeSource = s.Struct(
     "io.k8s.api.core.v1.AzureFileVolumeSource",
     (
@@ -357,6 +377,33 @@ Binding = kind_struct(
         ),
     ),
     "Assigns a pod to a node; posted to a pod's binding subresource by a scheduler.",
+)
+
+SecretReference = s.Struct(
+    "io.k8s.api.core.v1.SecretReference",
+    (
+        s.Field("name", s.STRING, ""),
+        s.Field("namespace", s.STRING, ""),
+    ),
+    "",
+    map_type="atomic",
+)
+
+CSIPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.CSIPersistentVolumeSource",
+    (
+        s.Field("controllerExpandSecretRef", SecretReference, ""),
+        s.Field("controllerPublishSecretRef", SecretReference, ""),
+        s.Field("driver", s.STRING, "", required=True),
+        s.Field("fsType", s.STRING, ""),
+        s.Field("nodeExpandSecretRef", SecretReference, ""),
+        s.Field("nodePublishSecretRef", SecretReference, ""),
+        s.Field("nodeStageSecretRef", SecretReference, ""),
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("volumeAttributes", s.Map(s.STRING), ""),
+        s.Field("volumeHandle", s.STRING, "", required=True),
+    ),
+    "",
 )
 
 LocalObjectReference = s.Struct(
@@ -395,6 +442,19 @@ Capabilities = s.Struct(
     "Linux capabilities of a container.",
 )
 
+CephFSPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.CephFSPersistentVolumeSource",
+    (
+        s.Field("monitors", s.List(s.STRING), "", required=True),
+        s.Field("path", s.STRING, ""),
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("secretFile", s.STRING, ""),
+        s.Field("secretRef", SecretReference, ""),
+        s.Field("user", s.STRING, ""),
+    ),
+    "",
+)
+
 CephFSVolumeSource = s.Struct(
     "io.k8s.api.core.v1.CephFSVolumeSource",
     (
@@ -412,6 +472,17 @@ CephFSVolumeSource = s.Struct(
         s.Field("user", s.STRING, "RADOS user. Defaults to admin."),
     ),
     "A CephFS file system.",
+)
+
+CinderPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.CinderPersistentVolumeSource",
+    (
+        s.Field("fsType", s.STRING, ""),
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("secretRef", SecretReference, ""),
+        s.Field("volumeID", s.STRING, "", required=True),
+    ),
+    "",
 )
 
 CinderVolumeSource = s.Struct(
@@ -476,6 +547,37 @@ ClusterTrustBundleProjection = s.Struct(
     "Certificates from one or more ClusterTrustBundles, written as a PEM file.",
 )
 
+ComponentCondition = s.Struct(
+    "io.k8s.api.core.v1.ComponentCondition",
+    (
+        s.Field("error", s.STRING, ""),
+        s.Field("message", s.STRING, ""),
+        s.Field("status", s.STRING, "", required=True),
+        s.Field("type", s.STRING, "", required=True),
+    ),
+    "",
+)
+
+ComponentStatus = kind_struct(
+    "io.k8s.api.core.v1.ComponentStatus",
+    (("", "v1", "ComponentStatus"),),
+    (
+        s.Field(
+            "conditions",
+            s.List(
+                ComponentCondition,
+                list_type="map",
+                map_keys=("type",),
+                patch_strategy="merge",
+                patch_merge_key="type",
+            ),
+            "",
+        ),
+    ),
+    "",
+)
+
+ComponentStatusList = list_struct(ComponentStatus)
 ConfigMapEnvSource = s.Struct(
     "io.k8s.api.core.v1.ConfigMapEnvSource",
     (
@@ -500,6 +602,18 @@ ConfigMapKeySelector = s.Struct(
     ),
     "Selects one key of a ConfigMap.",
     map_type="atomic",
+)
+
+ConfigMapNodeConfigSource = s.Struct(
+    "io.k8s.api.core.v1.ConfigMapNodeConfigSource",
+    (
+        s.Field("kubeletConfigKey", s.STRING, "", required=True),
+        s.Field("name", s.STRING, "", required=True),
+        s.Field("namespace", s.STRING, "", required=True),
+        s.Field("resourceVersion", s.STRING, ""),
+        s.Field("uid", s.STRING, ""),
+    ),
+    "",
 )
 
 KeyToPath = s.Struct(
@@ -1503,6 +1617,15 @@ Container = s.Struct(
     "One container to run in a pod.",
 )
 
+ContainerImage = s.Struct(
+    "io.k8s.api.core.v1.ContainerImage",
+    (
+        s.Field("names", s.List(s.STRING), ""),
+        s.Field("sizeBytes", s.INT64, ""),
+    ),
+    "",
+)
+
 ContainerStateRunning = s.Struct(
     "io.k8s.api.core.v1.ContainerStateRunning",
     (s.Field("startedAt", s.Time(), "When it last started."),),
@@ -1774,6 +1897,12 @@ DNSPolicy = s.Scalar(
         "None",
     ),
 )
+DaemonEndpoint = s.Struct(
+    "io.k8s.api.core.v1.DaemonEndpoint",
+    (s.Field("Port", s.INT32, "", required=True),),
+    "",
+)
+
 DownwardAPIVolumeFile = s.Struct(
     "io.k8s.api.core.v1.DownwardAPIVolumeFile",
     (
@@ -2331,6 +2460,18 @@ FCVolumeSource = s.Struct(
     "A Fibre Channel disk; set either targetWWNs with lun, or wwids.",
 )
 
+FlexPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.FlexPersistentVolumeSource",
+    (
+        s.Field("driver", s.STRING, "", required=True),
+        s.Field("fsType", s.STRING, ""),
+        s.Field("options", s.Map(s.STRING), ""),
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("secretRef", SecretReference, ""),
+    ),
+    "",
+)
+
 FlexVolumeSource = s.Struct(
     "io.k8s.api.core.v1.FlexVolumeSource",
     (
@@ -2380,6 +2521,17 @@ GitRepoVolumeSource = s.Struct(
         s.Field("revision", s.STRING, "Commit hash to check out."),
     ),
     "A git repository checked out into a volume.",
+)
+
+GlusterfsPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.GlusterfsPersistentVolumeSource",
+    (
+        s.Field("endpoints", s.STRING, "", required=True),
+        s.Field("endpointsNamespace", s.STRING, ""),
+        s.Field("path", s.STRING, "", required=True),
+        s.Field("readOnly", s.BOOLEAN, ""),
+    ),
+    "",
 )
 
 GlusterfsVolumeSource = s.Struct(
@@ -2475,6 +2627,24 @@ IPFamilyPolicy = s.Scalar(
         "SingleStack",
     ),
 )
+ISCSIPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.ISCSIPersistentVolumeSource",
+    (
+        s.Field("chapAuthDiscovery", s.BOOLEAN, ""),
+        s.Field("chapAuthSession", s.BOOLEAN, ""),
+        s.Field("fsType", s.STRING, ""),
+        s.Field("initiatorName", s.STRING, ""),
+        s.Field("iqn", s.STRING, "", required=True),
+        s.Field("iscsiInterface", s.STRING, ""),
+        s.Field("lun", s.INT32, "", required=True),
+        s.Field("portals", s.List(s.STRING), ""),
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("secretRef", SecretReference, ""),
+        s.Field("targetPortal", s.STRING, "", required=True),
+    ),
+    "",
+)
+
 ISCSIVolumeSource = s.Struct(
     "io.k8s.api.core.v1.ISCSIVolumeSource",
     (
@@ -2523,6 +2693,33 @@ ImageVolumeSource = s.Struct(
     "An OCI image or artifact mounted read-only.",
 )
 
+LimitRangeItem = s.Struct(
+    "io.k8s.api.core.v1.LimitRangeItem",
+    (
+        s.Field("default", s.Map(s.Quantity()), ""),
+        s.Field("defaultRequest", s.Map(s.Quantity()), ""),
+        s.Field("max", s.Map(s.Quantity()), ""),
+        s.Field("maxLimitRequestRatio", s.Map(s.Quantity()), ""),
+        s.Field("min", s.Map(s.Quantity()), ""),
+        s.Field("type", s.STRING, "", required=True),
+    ),
+    "",
+)
+
+LimitRangeSpec = s.Struct(
+    "io.k8s.api.core.v1.LimitRangeSpec",
+    (s.Field("limits", s.List(LimitRangeItem), "", required=True),),
+    "",
+)
+
+LimitRange = kind_struct(
+    "io.k8s.api.core.v1.LimitRange",
+    (("", "v1", "LimitRange"),),
+    (s.Field("spec", LimitRangeSpec, ""),),
+    "",
+)
+
+LimitRangeList = list_struct(LimitRange)
 PortStatus = s.Struct(
     "io.k8s.api.core.v1.PortStatus",
     (
@@ -2580,6 +2777,15 @@ LoadBalancerStatus = s.Struct(
     "Information about a provisioned load balancer.",
 )
 
+LocalVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.LocalVolumeSource",
+    (
+        s.Field("fsType", s.STRING, ""),
+        s.Field("path", s.STRING, "", required=True),
+    ),
+    "",
+)
+
 PersistentVolumeClaimModifyVolumeStatus = s.Scalar(
     "string",
     enum=(
@@ -2621,6 +2827,231 @@ NFSVolumeSource = s.Struct(
     "An NFS export mounted into the pod.",
 )
 
+NodeConfigSource = s.Struct(
+    "io.k8s.api.core.v1.NodeConfigSource",
+    (s.Field("configMap", ConfigMapNodeConfigSource, ""),),
+    "",
+)
+
+TaintEffect = s.Scalar(
+    "string",
+    enum=(
+        "NoExecute",
+        "NoSchedule",
+        "PreferNoSchedule",
+    ),
+)
+Taint = s.Struct(
+    "io.k8s.api.core.v1.Taint",
+    (
+        s.Field(
+            "effect",
+            s.Scalar(
+                "string",
+                enum=(
+                    "NoExecute",
+                    "NoSchedule",
+                    "PreferNoSchedule",
+                ),
+            ),
+            "",
+            required=True,
+        ),
+        s.Field("key", s.STRING, "", required=True),
+        s.Field("timeAdded", s.Time(), ""),
+        s.Field("value", s.STRING, ""),
+    ),
+    "",
+)
+
+NodeSpec = s.Struct(
+    "io.k8s.api.core.v1.NodeSpec",
+    (
+        s.Field("configSource", NodeConfigSource, ""),
+        s.Field("externalID", s.STRING, ""),
+        s.Field("podCIDR", s.STRING, ""),
+        s.Field("podCIDRs", s.List(s.STRING, list_type="set", patch_strategy="merge"), ""),
+        s.Field("providerID", s.STRING, ""),
+        s.Field("taints", s.List(Taint), ""),
+        s.Field("unschedulable", s.BOOLEAN, ""),
+    ),
+    "",
+)
+
+NodeAddress = s.Struct(
+    "io.k8s.api.core.v1.NodeAddress",
+    (
+        s.Field("address", s.STRING, "", required=True),
+        s.Field("type", s.STRING, "", required=True),
+    ),
+    "",
+)
+
+NodeCondition = s.Struct(
+    "io.k8s.api.core.v1.NodeCondition",
+    (
+        s.Field("lastHeartbeatTime", s.Time(), ""),
+        s.Field("lastTransitionTime", s.Time(), ""),
+        s.Field("message", s.STRING, ""),
+        s.Field("reason", s.STRING, ""),
+        s.Field("status", s.STRING, "", required=True),
+        s.Field("type", s.STRING, "", required=True),
+    ),
+    "",
+)
+
+NodeConfigStatus = s.Struct(
+    "io.k8s.api.core.v1.NodeConfigStatus",
+    (
+        s.Field("active", NodeConfigSource, ""),
+        s.Field("assigned", NodeConfigSource, ""),
+        s.Field("error", s.STRING, ""),
+        s.Field("lastKnownGood", NodeConfigSource, ""),
+    ),
+    "",
+)
+
+NodeDaemonEndpoints = s.Struct(
+    "io.k8s.api.core.v1.NodeDaemonEndpoints",
+    (s.Field("kubeletEndpoint", DaemonEndpoint, ""),),
+    "",
+)
+
+NodeFeatures = s.Struct(
+    "io.k8s.api.core.v1.NodeFeatures",
+    (s.Field("supplementalGroupsPolicy", s.BOOLEAN, ""),),
+    "",
+)
+
+NodePhase = s.Scalar(
+    "string",
+    enum=(
+        "Pending",
+        "Running",
+        "Terminated",
+    ),
+)
+NodeRuntimeHandlerFeatures = s.Struct(
+    "io.k8s.api.core.v1.NodeRuntimeHandlerFeatures",
+    (
+        s.Field(
+            "recursiveReadOnlyMounts",
+            s.BOOLEAN,
+            "",
+            lifecycle=gated("RecursiveReadOnlyMounts"),
+            gate="RecursiveReadOnlyMounts",
+        ),
+        s.Field(
+            "userNamespaces",
+            s.BOOLEAN,
+            "",
+            lifecycle=gated("UserNamespacesSupport"),
+            gate="UserNamespacesSupport",
+        ),
+    ),
+    "",
+)
+
+NodeRuntimeHandler = s.Struct(
+    "io.k8s.api.core.v1.NodeRuntimeHandler",
+    (
+        s.Field("features", NodeRuntimeHandlerFeatures, ""),
+        s.Field("name", s.STRING, ""),
+    ),
+    "",
+)
+
+NodeSwapStatus = s.Struct(
+    "io.k8s.api.core.v1.NodeSwapStatus",
+    (s.Field("capacity", s.INT64, ""),),
+    "",
+)
+
+NodeSystemInfo = s.Struct(
+    "io.k8s.api.core.v1.NodeSystemInfo",
+    (
+        s.Field("architecture", s.STRING, "", required=True),
+        s.Field("bootID", s.STRING, "", required=True),
+        s.Field("containerRuntimeVersion", s.STRING, "", required=True),
+        s.Field("kernelVersion", s.STRING, "", required=True),
+        s.Field("kubeProxyVersion", s.STRING, "", required=True),
+        s.Field("kubeletVersion", s.STRING, "", required=True),
+        s.Field("machineID", s.STRING, "", required=True),
+        s.Field("operatingSystem", s.STRING, "", required=True),
+        s.Field("osImage", s.STRING, "", required=True),
+        s.Field("swap", NodeSwapStatus, ""),
+        s.Field("systemUUID", s.STRING, "", required=True),
+    ),
+    "",
+)
+
+NodeStatus = s.Struct(
+    "io.k8s.api.core.v1.NodeStatus",
+    (
+        s.Field(
+            "addresses",
+            s.List(
+                NodeAddress,
+                list_type="map",
+                map_keys=("type",),
+                patch_strategy="merge",
+                patch_merge_key="type",
+            ),
+            "",
+        ),
+        s.Field("allocatable", s.Map(s.Quantity()), ""),
+        s.Field("capacity", s.Map(s.Quantity()), ""),
+        s.Field(
+            "conditions",
+            s.List(
+                NodeCondition,
+                list_type="map",
+                map_keys=("type",),
+                patch_strategy="merge",
+                patch_merge_key="type",
+            ),
+            "",
+        ),
+        s.Field("config", NodeConfigStatus, ""),
+        s.Field("daemonEndpoints", NodeDaemonEndpoints, ""),
+        s.Field(
+            "features",
+            NodeFeatures,
+            "",
+            lifecycle=gated("SupplementalGroupsPolicy"),
+            gate="SupplementalGroupsPolicy",
+        ),
+        s.Field("images", s.List(ContainerImage), ""),
+        s.Field("nodeInfo", NodeSystemInfo, ""),
+        s.Field(
+            "phase",
+            s.Scalar(
+                "string",
+                enum=(
+                    "Pending",
+                    "Running",
+                    "Terminated",
+                ),
+            ),
+            "",
+        ),
+        s.Field("runtimeHandlers", s.List(NodeRuntimeHandler), ""),
+        s.Field("volumesAttached", s.List(AttachedVolume), ""),
+        s.Field("volumesInUse", s.List(s.STRING), ""),
+    ),
+    "",
+)
+
+Node = kind_struct(
+    "io.k8s.api.core.v1.Node",
+    (("", "v1", "Node"),),
+    (
+        s.Field("spec", NodeSpec, ""),
+        s.Field("status", NodeStatus, ""),
+    ),
+    "",
+)
+
 NodeInclusionPolicy = s.Scalar(
     "string",
     enum=(
@@ -2628,6 +3059,253 @@ NodeInclusionPolicy = s.Scalar(
         "Ignore",
     ),
 )
+NodeList = list_struct(Node)
+PersistentVolumeReclaimPolicy = s.Scalar(
+    "string",
+    enum=(
+        "Delete",
+        "Recycle",
+        "Retain",
+    ),
+)
+PhotonPersistentDiskVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource",
+    (
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
+        s.Field("pdID", s.STRING, "ID of the disk.", required=True),
+    ),
+    "A Photon Controller persistent disk.",
+)
+
+PortworxVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.PortworxVolumeSource",
+    (
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("volumeID", s.STRING, "ID of the volume.", required=True),
+    ),
+    "A Portworx volume.",
+)
+
+QuobyteVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.QuobyteVolumeSource",
+    (
+        s.Field("group", s.STRING, "Group to map access to. Defaults to no group."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "registry",
+            s.STRING,
+            "Registry services as host:port pairs, comma separated.",
+            required=True,
+        ),
+        s.Field(
+            "tenant", s.STRING, ("Tenant owning the volume, for dynamically provisioned volumes.")
+        ),
+        s.Field("user", s.STRING, "User to map access to. Defaults to serviceaccount."),
+        s.Field("volume", s.STRING, "Name of the Quobyte volume.", required=True),
+    ),
+    "A Quobyte volume.",
+)
+
+RBDPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.RBDPersistentVolumeSource",
+    (
+        s.Field("fsType", s.STRING, ""),
+        s.Field("image", s.STRING, "", required=True),
+        s.Field("keyring", s.STRING, ""),
+        s.Field("monitors", s.List(s.STRING), "", required=True),
+        s.Field("pool", s.STRING, ""),
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("secretRef", SecretReference, ""),
+        s.Field("user", s.STRING, ""),
+    ),
+    "",
+)
+
+ScaleIOPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.ScaleIOPersistentVolumeSource",
+    (
+        s.Field("fsType", s.STRING, ""),
+        s.Field("gateway", s.STRING, "", required=True),
+        s.Field("protectionDomain", s.STRING, ""),
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("secretRef", SecretReference, "", required=True),
+        s.Field("sslEnabled", s.BOOLEAN, ""),
+        s.Field("storageMode", s.STRING, ""),
+        s.Field("storagePool", s.STRING, ""),
+        s.Field("system", s.STRING, "", required=True),
+        s.Field("volumeName", s.STRING, ""),
+    ),
+    "",
+)
+
+StorageOSPersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.StorageOSPersistentVolumeSource",
+    (
+        s.Field("fsType", s.STRING, ""),
+        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field("secretRef", core_v1_endpoints.ObjectReference, ""),
+        s.Field("volumeName", s.STRING, ""),
+        s.Field("volumeNamespace", s.STRING, ""),
+    ),
+    "",
+)
+
+VsphereVirtualDiskVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource",
+    (
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field("storagePolicyID", s.STRING, "Storage policy based management profile ID."),
+        s.Field("storagePolicyName", s.STRING, "Storage policy based management profile name."),
+        s.Field("volumePath", s.STRING, "Path identifying the disk.", required=True),
+    ),
+    "A vSphere virtual disk.",
+)
+
+PersistentVolumeSource = s.Struct(
+    "io.k8s.api.core.v1.PersistentVolumeSource",
+    (
+        s.Field("awsElasticBlockStore", AWSElasticBlockStoreVolumeSource, ""),
+        s.Field("azureDisk", AzureDiskVolumeSource, ""),
+        s.Field("azureFile", AzureFilePersistentVolumeSource, ""),
+        s.Field("cephfs", CephFSPersistentVolumeSource, ""),
+        s.Field("cinder", CinderPersistentVolumeSource, ""),
+        s.Field("csi", CSIPersistentVolumeSource, ""),
+        s.Field("fc", FCVolumeSource, ""),
+        s.Field("flexVolume", FlexPersistentVolumeSource, ""),
+        s.Field("flocker", FlockerVolumeSource, ""),
+        s.Field("gcePersistentDisk", GCEPersistentDiskVolumeSource, ""),
+        s.Field("glusterfs", GlusterfsPersistentVolumeSource, ""),
+        s.Field("hostPath", HostPathVolumeSource, ""),
+        s.Field("iscsi", ISCSIPersistentVolumeSource, ""),
+        s.Field("local", LocalVolumeSource, ""),
+        s.Field("nfs", NFSVolumeSource, ""),
+        s.Field("photonPersistentDisk", PhotonPersistentDiskVolumeSource, ""),
+        s.Field("portworxVolume", PortworxVolumeSource, ""),
+        s.Field("quobyte", QuobyteVolumeSource, ""),
+        s.Field("rbd", RBDPersistentVolumeSource, ""),
+        s.Field("scaleIO", ScaleIOPersistentVolumeSource, ""),
+        s.Field("storageos", StorageOSPersistentVolumeSource, ""),
+        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, ""),
+    ),
+    "",
+)
+
+VolumeNodeAffinity = s.Struct(
+    "io.k8s.api.core.v1.VolumeNodeAffinity",
+    (s.Field("required", NodeSelector, ""),),
+    "",
+)
+
+PersistentVolumeSpec = s.Struct(
+    "io.k8s.api.core.v1.PersistentVolumeSpec",
+    (
+        s.Field("accessModes", s.List(s.STRING), ""),
+        s.Field("awsElasticBlockStore", AWSElasticBlockStoreVolumeSource, ""),
+        s.Field("azureDisk", AzureDiskVolumeSource, ""),
+        s.Field("azureFile", AzureFilePersistentVolumeSource, ""),
+        s.Field("capacity", s.Map(s.Quantity()), ""),
+        s.Field("cephfs", CephFSPersistentVolumeSource, ""),
+        s.Field("cinder", CinderPersistentVolumeSource, ""),
+        s.Field("claimRef", core_v1_endpoints.ObjectReference, ""),
+        s.Field("csi", CSIPersistentVolumeSource, ""),
+        s.Field("fc", FCVolumeSource, ""),
+        s.Field("flexVolume", FlexPersistentVolumeSource, ""),
+        s.Field("flocker", FlockerVolumeSource, ""),
+        s.Field("gcePersistentDisk", GCEPersistentDiskVolumeSource, ""),
+        s.Field("glusterfs", GlusterfsPersistentVolumeSource, ""),
+        s.Field("hostPath", HostPathVolumeSource, ""),
+        s.Field("iscsi", ISCSIPersistentVolumeSource, ""),
+        s.Field("local", LocalVolumeSource, ""),
+        s.Field("mountOptions", s.List(s.STRING), ""),
+        s.Field("nfs", NFSVolumeSource, ""),
+        s.Field("nodeAffinity", VolumeNodeAffinity, ""),
+        s.Field(
+            "persistentVolumeReclaimPolicy",
+            s.Scalar(
+                "string",
+                enum=(
+                    "Delete",
+                    "Recycle",
+                    "Retain",
+                ),
+            ),
+            "",
+        ),
+        s.Field("photonPersistentDisk", PhotonPersistentDiskVolumeSource, ""),
+        s.Field("portworxVolume", PortworxVolumeSource, ""),
+        s.Field("quobyte", QuobyteVolumeSource, ""),
+        s.Field("rbd", RBDPersistentVolumeSource, ""),
+        s.Field("scaleIO", ScaleIOPersistentVolumeSource, ""),
+        s.Field("storageClassName", s.STRING, ""),
+        s.Field("storageos", StorageOSPersistentVolumeSource, ""),
+        s.Field(
+            "volumeAttributesClassName",
+            s.STRING,
+            "",
+            lifecycle=gated("VolumeAttributesClass"),
+            gate="VolumeAttributesClass",
+        ),
+        s.Field(
+            "volumeMode",
+            s.Scalar(
+                "string",
+                enum=(
+                    "Block",
+                    "Filesystem",
+                ),
+            ),
+            "",
+        ),
+        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, ""),
+    ),
+    "",
+)
+
+PersistentVolumePhase = s.Scalar(
+    "string",
+    enum=(
+        "Available",
+        "Bound",
+        "Failed",
+        "Pending",
+        "Released",
+    ),
+)
+PersistentVolumeStatus = s.Struct(
+    "io.k8s.api.core.v1.PersistentVolumeStatus",
+    (
+        s.Field("lastPhaseTransitionTime", s.Time(), ""),
+        s.Field("message", s.STRING, ""),
+        s.Field(
+            "phase",
+            s.Scalar(
+                "string",
+                enum=(
+                    "Available",
+                    "Bound",
+                    "Failed",
+                    "Pending",
+                    "Released",
+                ),
+            ),
+            "",
+        ),
+        s.Field("reason", s.STRING, ""),
+    ),
+    "",
+)
+
+PersistentVolume = kind_struct(
+    "io.k8s.api.core.v1.PersistentVolume",
+    (("", "v1", "PersistentVolume"),),
+    (
+        s.Field("spec", PersistentVolumeSpec, ""),
+        s.Field("status", PersistentVolumeStatus, ""),
+    ),
+    "",
+)
+
 PersistentVolumeClaimCondition = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeClaimCondition",
     (
@@ -2741,6 +3419,7 @@ PersistentVolumeClaim = kind_struct(
     ),
 )
 
+PersistentVolumeClaimList = list_struct(PersistentVolumeClaim)
 PersistentVolumeClaimVolumeSource = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource",
     (
@@ -2750,15 +3429,7 @@ PersistentVolumeClaimVolumeSource = s.Struct(
     "Mounts the volume bound to a PersistentVolumeClaim.",
 )
 
-PhotonPersistentDiskVolumeSource = s.Struct(
-    "io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource",
-    (
-        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
-        s.Field("pdID", s.STRING, "ID of the disk.", required=True),
-    ),
-    "A Photon Controller persistent disk.",
-)
-
+PersistentVolumeList = list_struct(PersistentVolume)
 PodDNSConfigOption = s.Struct(
     "io.k8s.api.core.v1.PodDNSConfigOption",
     (
@@ -2939,14 +3610,6 @@ RestartPolicy = s.Scalar(
         "OnFailure",
     ),
 )
-TaintEffect = s.Scalar(
-    "string",
-    enum=(
-        "NoExecute",
-        "NoSchedule",
-        "PreferNoSchedule",
-    ),
-)
 TolerationOperator = s.Scalar(
     "string",
     enum=(
@@ -3082,16 +3745,6 @@ TopologySpreadConstraint = s.Struct(
     "Limits how unevenly matching pods are spread over topology domains.",
 )
 
-PortworxVolumeSource = s.Struct(
-    "io.k8s.api.core.v1.PortworxVolumeSource",
-    (
-        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
-        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
-        s.Field("volumeID", s.STRING, "ID of the volume.", required=True),
-    ),
-    "A Portworx volume.",
-)
-
 SecretProjection = s.Struct(
     "io.k8s.api.core.v1.SecretProjection",
     (
@@ -3159,26 +3812,6 @@ ProjectedVolumeSource = s.Struct(
         s.Field("sources", s.List(VolumeProjection), "The sources to merge."),
     ),
     "Merges several sources into one volume directory.",
-)
-
-QuobyteVolumeSource = s.Struct(
-    "io.k8s.api.core.v1.QuobyteVolumeSource",
-    (
-        s.Field("group", s.STRING, "Group to map access to. Defaults to no group."),
-        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
-        s.Field(
-            "registry",
-            s.STRING,
-            "Registry services as host:port pairs, comma separated.",
-            required=True,
-        ),
-        s.Field(
-            "tenant", s.STRING, ("Tenant owning the volume, for dynamically provisioned volumes.")
-        ),
-        s.Field("user", s.STRING, "User to map access to. Defaults to serviceaccount."),
-        s.Field("volume", s.STRING, "Name of the Quobyte volume.", required=True),
-    ),
-    "A Quobyte volume.",
 )
 
 RBDVolumeSource = s.Struct(
@@ -3261,17 +3894,6 @@ StorageOSVolumeSource = s.Struct(
         ),
     ),
     "A StorageOS volume.",
-)
-
-VsphereVirtualDiskVolumeSource = s.Struct(
-    "io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource",
-    (
-        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
-        s.Field("storagePolicyID", s.STRING, "Storage policy based management profile ID."),
-        s.Field("storagePolicyName", s.STRING, "Storage policy based management profile name."),
-        s.Field("volumePath", s.STRING, "Path identifying the disk.", required=True),
-    ),
-    "A vSphere virtual disk.",
 )
 
 VolumeSource = s.Struct(
@@ -4037,6 +4659,103 @@ ReplicationController = kind_struct(
 )
 
 ReplicationControllerList = list_struct(ReplicationController)
+ResourceQuotaScope = s.Scalar(
+    "string",
+    enum=(
+        "BestEffort",
+        "CrossNamespacePodAffinity",
+        "NotBestEffort",
+        "NotTerminating",
+        "PriorityClass",
+        "Terminating",
+        "VolumeAttributesClass",
+    ),
+)
+ScopeSelectorOperator = s.Scalar(
+    "string",
+    enum=(
+        "DoesNotExist",
+        "Exists",
+        "In",
+        "NotIn",
+    ),
+)
+ScopedResourceSelectorRequirement = s.Struct(
+    "io.k8s.api.core.v1.ScopedResourceSelectorRequirement",
+    (
+        s.Field(
+            "operator",
+            s.Scalar(
+                "string",
+                enum=(
+                    "DoesNotExist",
+                    "Exists",
+                    "In",
+                    "NotIn",
+                ),
+            ),
+            "",
+            required=True,
+        ),
+        s.Field(
+            "scopeName",
+            s.Scalar(
+                "string",
+                enum=(
+                    "BestEffort",
+                    "CrossNamespacePodAffinity",
+                    "NotBestEffort",
+                    "NotTerminating",
+                    "PriorityClass",
+                    "Terminating",
+                    "VolumeAttributesClass",
+                ),
+            ),
+            "",
+            required=True,
+        ),
+        s.Field("values", s.List(s.STRING), ""),
+    ),
+    "",
+)
+
+ScopeSelector = s.Struct(
+    "io.k8s.api.core.v1.ScopeSelector",
+    (s.Field("matchExpressions", s.List(ScopedResourceSelectorRequirement), ""),),
+    "",
+    map_type="atomic",
+)
+
+ResourceQuotaSpec = s.Struct(
+    "io.k8s.api.core.v1.ResourceQuotaSpec",
+    (
+        s.Field("hard", s.Map(s.Quantity()), ""),
+        s.Field("scopeSelector", ScopeSelector, ""),
+        s.Field("scopes", s.List(s.STRING), ""),
+    ),
+    "",
+)
+
+ResourceQuotaStatus = s.Struct(
+    "io.k8s.api.core.v1.ResourceQuotaStatus",
+    (
+        s.Field("hard", s.Map(s.Quantity()), ""),
+        s.Field("used", s.Map(s.Quantity()), ""),
+    ),
+    "",
+)
+
+ResourceQuota = kind_struct(
+    "io.k8s.api.core.v1.ResourceQuota",
+    (("", "v1", "ResourceQuota"),),
+    (
+        s.Field("spec", ResourceQuotaSpec, ""),
+        s.Field("status", ResourceQuotaStatus, ""),
+    ),
+    "",
+)
+
+ResourceQuotaList = list_struct(ResourceQuota)
 ServiceAffinity = s.Scalar(
     "string",
     enum=(
@@ -4383,6 +5102,22 @@ ServiceAccount = kind_struct(
 
 ServiceAccountList = list_struct(ServiceAccount)
 ServiceList = list_struct(Service)
+TopologySelectorLabelRequirement = s.Struct(
+    "io.k8s.api.core.v1.TopologySelectorLabelRequirement",
+    (
+        s.Field("key", s.STRING, "", required=True),
+        s.Field("values", s.List(s.STRING), "", required=True),
+    ),
+    "",
+)
+
+TopologySelectorTerm = s.Struct(
+    "io.k8s.api.core.v1.TopologySelectorTerm",
+    (s.Field("matchLabelExpressions", s.List(TopologySelectorLabelRequirement), ""),),
+    "",
+    map_type="atomic",
+)
+
 
 # --- protobuf messages ----------------------------------------------------------------------
 
@@ -4465,6 +5200,12 @@ APP_ARMOR_PROFILE = pb.message(
     pb.pointer(2, "localhostProfile", pb.STRING),
 )
 
+ATTACHED_VOLUME = pb.message(
+    "k8s.io.api.core.v1.AttachedVolume",
+    pb.required(1, "name", pb.STRING),
+    pb.required(2, "devicePath", pb.STRING),
+)
+
 AZURE_DISK_VOLUME_SOURCE = pb.message(
     "k8s.io.api.core.v1.AzureDiskVolumeSource",
     pb.required(1, "diskName", pb.STRING),
@@ -4473,6 +5214,14 @@ AZURE_DISK_VOLUME_SOURCE = pb.message(
     pb.pointer(4, "fsType", pb.STRING),
     pb.pointer(5, "readOnly", pb.BOOL),
     pb.pointer(6, "kind", pb.STRING),
+)
+
+AZURE_FILE_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.AzureFilePersistentVolumeSource",
+    pb.required(1, "secretName", pb.STRING),
+    pb.required(2, "shareName", pb.STRING),
+    pb.omitempty(3, "readOnly", pb.BOOL),
+    pb.pointer(4, "secretNamespace", pb.STRING),
 )
 
 AZURE_FILE_VOLUME_SOURCE = pb.message(
@@ -4486,6 +5235,26 @@ BINDING = pb.message(
     "k8s.io.api.core.v1.Binding",
     pb.omitempty(1, "metadata", pb.OBJECT_META),
     pb.required(2, "target", pb.OBJECT_REFERENCE),
+)
+
+SECRET_REFERENCE = pb.message(
+    "k8s.io.api.core.v1.SecretReference",
+    pb.omitempty(1, "name", pb.STRING),
+    pb.omitempty(2, "namespace", pb.STRING),
+)
+
+CSI_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.CSIPersistentVolumeSource",
+    pb.required(1, "driver", pb.STRING),
+    pb.required(2, "volumeHandle", pb.STRING),
+    pb.omitempty(3, "readOnly", pb.BOOL),
+    pb.omitempty(4, "fsType", pb.STRING),
+    pb.map_of(5, "volumeAttributes", pb.STRING),
+    pb.pointer(6, "controllerPublishSecretRef", SECRET_REFERENCE),
+    pb.pointer(7, "nodeStageSecretRef", SECRET_REFERENCE),
+    pb.pointer(8, "nodePublishSecretRef", SECRET_REFERENCE),
+    pb.pointer(9, "controllerExpandSecretRef", SECRET_REFERENCE),
+    pb.pointer(10, "nodeExpandSecretRef", SECRET_REFERENCE),
 )
 
 LOCAL_OBJECT_REFERENCE = pb.message(
@@ -4508,6 +5277,16 @@ CAPABILITIES = pb.message(
     pb.repeated(2, "drop", pb.STRING),
 )
 
+CEPH_FS_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.CephFSPersistentVolumeSource",
+    pb.repeated(1, "monitors", pb.STRING),
+    pb.omitempty(2, "path", pb.STRING),
+    pb.omitempty(3, "user", pb.STRING),
+    pb.omitempty(4, "secretFile", pb.STRING),
+    pb.pointer(5, "secretRef", SECRET_REFERENCE),
+    pb.omitempty(6, "readOnly", pb.BOOL),
+)
+
 CEPH_FS_VOLUME_SOURCE = pb.message(
     "k8s.io.api.core.v1.CephFSVolumeSource",
     pb.repeated(1, "monitors", pb.STRING),
@@ -4516,6 +5295,14 @@ CEPH_FS_VOLUME_SOURCE = pb.message(
     pb.omitempty(4, "secretFile", pb.STRING),
     pb.pointer(5, "secretRef", LOCAL_OBJECT_REFERENCE),
     pb.omitempty(6, "readOnly", pb.BOOL),
+)
+
+CINDER_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.CinderPersistentVolumeSource",
+    pb.required(1, "volumeID", pb.STRING),
+    pb.omitempty(2, "fsType", pb.STRING),
+    pb.omitempty(3, "readOnly", pb.BOOL),
+    pb.pointer(4, "secretRef", SECRET_REFERENCE),
 )
 
 CINDER_VOLUME_SOURCE = pb.message(
@@ -4540,6 +5327,20 @@ CLUSTER_TRUST_BUNDLE_PROJECTION = pb.message(
     pb.pointer(5, "optional", pb.BOOL),
 )
 
+COMPONENT_CONDITION = pb.message(
+    "k8s.io.api.core.v1.ComponentCondition",
+    pb.required(1, "type", pb.STRING),
+    pb.required(2, "status", pb.STRING),
+    pb.omitempty(3, "message", pb.STRING),
+    pb.omitempty(4, "error", pb.STRING),
+)
+
+COMPONENT_STATUS = pb.message(
+    "k8s.io.api.core.v1.ComponentStatus",
+    pb.omitempty(1, "metadata", pb.OBJECT_META),
+    pb.repeated(2, "conditions", COMPONENT_CONDITION),
+)
+
 CONFIG_MAP_ENV_SOURCE = pb.message(
     "k8s.io.api.core.v1.ConfigMapEnvSource",
     pb.inline(1, LOCAL_OBJECT_REFERENCE),
@@ -4551,6 +5352,15 @@ CONFIG_MAP_KEY_SELECTOR = pb.message(
     pb.inline(1, LOCAL_OBJECT_REFERENCE),
     pb.required(2, "key", pb.STRING),
     pb.pointer(3, "optional", pb.BOOL),
+)
+
+CONFIG_MAP_NODE_CONFIG_SOURCE = pb.message(
+    "k8s.io.api.core.v1.ConfigMapNodeConfigSource",
+    pb.required(1, "namespace", pb.STRING),
+    pb.required(2, "name", pb.STRING),
+    pb.omitempty(3, "uid", pb.STRING),
+    pb.omitempty(4, "resourceVersion", pb.STRING),
+    pb.required(5, "kubeletConfigKey", pb.STRING),
 )
 
 KEY_TO_PATH = pb.message(
@@ -4805,6 +5615,12 @@ CONTAINER = pb.message(
     pb.pointer(24, "restartPolicy", pb.STRING),
 )
 
+CONTAINER_IMAGE = pb.message(
+    "k8s.io.api.core.v1.ContainerImage",
+    pb.repeated(1, "names", pb.STRING),
+    pb.omitempty(2, "sizeBytes", pb.INT64),
+)
+
 CONTAINER_STATE_RUNNING = pb.message(
     "k8s.io.api.core.v1.ContainerStateRunning",
     pb.omitempty(1, "startedAt", pb.TIME),
@@ -4883,6 +5699,11 @@ CONTAINER_STATUS = pb.message(
     pb.pointer(13, "user", CONTAINER_USER),
     pb.repeated(14, "allocatedResourcesStatus", RESOURCE_STATUS),
     pb.pointer(15, "stopSignal", pb.STRING),
+)
+
+DAEMON_ENDPOINT = pb.message(
+    "k8s.io.api.core.v1.DaemonEndpoint",
+    pb.required(1, "Port", pb.INT32),
 )
 
 DOWNWARD_API_VOLUME_FILE = pb.message(
@@ -4991,6 +5812,15 @@ FC_VOLUME_SOURCE = pb.message(
     pb.repeated(5, "wwids", pb.STRING),
 )
 
+FLEX_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.FlexPersistentVolumeSource",
+    pb.required(1, "driver", pb.STRING),
+    pb.omitempty(2, "fsType", pb.STRING),
+    pb.pointer(3, "secretRef", SECRET_REFERENCE),
+    pb.omitempty(4, "readOnly", pb.BOOL),
+    pb.map_of(5, "options", pb.STRING),
+)
+
 FLEX_VOLUME_SOURCE = pb.message(
     "k8s.io.api.core.v1.FlexVolumeSource",
     pb.required(1, "driver", pb.STRING),
@@ -5021,6 +5851,14 @@ GIT_REPO_VOLUME_SOURCE = pb.message(
     pb.omitempty(3, "directory", pb.STRING),
 )
 
+GLUSTERFS_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.GlusterfsPersistentVolumeSource",
+    pb.required(1, "endpoints", pb.STRING),
+    pb.required(2, "path", pb.STRING),
+    pb.omitempty(3, "readOnly", pb.BOOL),
+    pb.pointer(4, "endpointsNamespace", pb.STRING),
+)
+
 GLUSTERFS_VOLUME_SOURCE = pb.message(
     "k8s.io.api.core.v1.GlusterfsVolumeSource",
     pb.required(1, "endpoints", pb.STRING),
@@ -5045,6 +5883,21 @@ HOST_PATH_VOLUME_SOURCE = pb.message(
     pb.pointer(2, "type", pb.STRING),
 )
 
+ISCSI_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.ISCSIPersistentVolumeSource",
+    pb.required(1, "targetPortal", pb.STRING),
+    pb.required(2, "iqn", pb.STRING),
+    pb.required(3, "lun", pb.INT32),
+    pb.omitempty(4, "iscsiInterface", pb.STRING),
+    pb.omitempty(5, "fsType", pb.STRING),
+    pb.omitempty(6, "readOnly", pb.BOOL),
+    pb.repeated(7, "portals", pb.STRING),
+    pb.omitempty(8, "chapAuthDiscovery", pb.BOOL),
+    pb.pointer(10, "secretRef", SECRET_REFERENCE),
+    pb.omitempty(11, "chapAuthSession", pb.BOOL),
+    pb.pointer(12, "initiatorName", pb.STRING),
+)
+
 ISCSI_VOLUME_SOURCE = pb.message(
     "k8s.io.api.core.v1.ISCSIVolumeSource",
     pb.required(1, "targetPortal", pb.STRING),
@@ -5064,6 +5917,27 @@ IMAGE_VOLUME_SOURCE = pb.message(
     "k8s.io.api.core.v1.ImageVolumeSource",
     pb.omitempty(1, "reference", pb.STRING),
     pb.omitempty(2, "pullPolicy", pb.STRING),
+)
+
+LIMIT_RANGE_ITEM = pb.message(
+    "k8s.io.api.core.v1.LimitRangeItem",
+    pb.required(1, "type", pb.STRING),
+    pb.map_of(2, "max", pb.QUANTITY),
+    pb.map_of(3, "min", pb.QUANTITY),
+    pb.map_of(4, "default", pb.QUANTITY),
+    pb.map_of(5, "defaultRequest", pb.QUANTITY),
+    pb.map_of(6, "maxLimitRequestRatio", pb.QUANTITY),
+)
+
+LIMIT_RANGE_SPEC = pb.message(
+    "k8s.io.api.core.v1.LimitRangeSpec",
+    pb.repeated(1, "limits", LIMIT_RANGE_ITEM),
+)
+
+LIMIT_RANGE = pb.message(
+    "k8s.io.api.core.v1.LimitRange",
+    pb.omitempty(1, "metadata", pb.OBJECT_META),
+    pb.omitempty(2, "spec", LIMIT_RANGE_SPEC),
 )
 
 PORT_STATUS = pb.message(
@@ -5086,6 +5960,12 @@ LOAD_BALANCER_STATUS = pb.message(
     pb.repeated(1, "ingress", LOAD_BALANCER_INGRESS),
 )
 
+LOCAL_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.LocalVolumeSource",
+    pb.required(1, "path", pb.STRING),
+    pb.pointer(2, "fsType", pb.STRING),
+)
+
 MODIFY_VOLUME_STATUS = pb.message(
     "k8s.io.api.core.v1.ModifyVolumeStatus",
     pb.omitempty(1, "targetVolumeAttributesClassName", pb.STRING),
@@ -5097,6 +5977,246 @@ NFS_VOLUME_SOURCE = pb.message(
     pb.required(1, "server", pb.STRING),
     pb.required(2, "path", pb.STRING),
     pb.omitempty(3, "readOnly", pb.BOOL),
+)
+
+NODE_CONFIG_SOURCE = pb.message(
+    "k8s.io.api.core.v1.NodeConfigSource",
+    pb.pointer(2, "configMap", CONFIG_MAP_NODE_CONFIG_SOURCE),
+)
+
+TAINT = pb.message(
+    "k8s.io.api.core.v1.Taint",
+    pb.required(1, "key", pb.STRING),
+    pb.omitempty(2, "value", pb.STRING),
+    pb.required(3, "effect", pb.STRING),
+    pb.pointer(4, "timeAdded", pb.TIME),
+)
+
+NODE_SPEC = pb.message(
+    "k8s.io.api.core.v1.NodeSpec",
+    pb.omitempty(1, "podCIDR", pb.STRING),
+    pb.omitempty(2, "externalID", pb.STRING),
+    pb.omitempty(3, "providerID", pb.STRING),
+    pb.omitempty(4, "unschedulable", pb.BOOL),
+    pb.repeated(5, "taints", TAINT),
+    pb.pointer(6, "configSource", NODE_CONFIG_SOURCE),
+    pb.repeated(7, "podCIDRs", pb.STRING),
+)
+
+NODE_ADDRESS = pb.message(
+    "k8s.io.api.core.v1.NodeAddress",
+    pb.required(1, "type", pb.STRING),
+    pb.required(2, "address", pb.STRING),
+)
+
+NODE_CONDITION = pb.message(
+    "k8s.io.api.core.v1.NodeCondition",
+    pb.required(1, "type", pb.STRING),
+    pb.required(2, "status", pb.STRING),
+    pb.omitempty(3, "lastHeartbeatTime", pb.TIME),
+    pb.omitempty(4, "lastTransitionTime", pb.TIME),
+    pb.omitempty(5, "reason", pb.STRING),
+    pb.omitempty(6, "message", pb.STRING),
+)
+
+NODE_CONFIG_STATUS = pb.message(
+    "k8s.io.api.core.v1.NodeConfigStatus",
+    pb.pointer(1, "assigned", NODE_CONFIG_SOURCE),
+    pb.pointer(2, "active", NODE_CONFIG_SOURCE),
+    pb.pointer(3, "lastKnownGood", NODE_CONFIG_SOURCE),
+    pb.omitempty(4, "error", pb.STRING),
+)
+
+NODE_DAEMON_ENDPOINTS = pb.message(
+    "k8s.io.api.core.v1.NodeDaemonEndpoints",
+    pb.omitempty(1, "kubeletEndpoint", DAEMON_ENDPOINT),
+)
+
+NODE_FEATURES = pb.message(
+    "k8s.io.api.core.v1.NodeFeatures",
+    pb.pointer(1, "supplementalGroupsPolicy", pb.BOOL),
+)
+
+NODE_RUNTIME_HANDLER_FEATURES = pb.message(
+    "k8s.io.api.core.v1.NodeRuntimeHandlerFeatures",
+    pb.pointer(1, "recursiveReadOnlyMounts", pb.BOOL),
+    pb.pointer(2, "userNamespaces", pb.BOOL),
+)
+
+NODE_RUNTIME_HANDLER = pb.message(
+    "k8s.io.api.core.v1.NodeRuntimeHandler",
+    pb.required(1, "name", pb.STRING),
+    pb.pointer(2, "features", NODE_RUNTIME_HANDLER_FEATURES),
+)
+
+NODE_SWAP_STATUS = pb.message(
+    "k8s.io.api.core.v1.NodeSwapStatus",
+    pb.pointer(1, "capacity", pb.INT64),
+)
+
+NODE_SYSTEM_INFO = pb.message(
+    "k8s.io.api.core.v1.NodeSystemInfo",
+    pb.required(1, "machineID", pb.STRING),
+    pb.required(2, "systemUUID", pb.STRING),
+    pb.required(3, "bootID", pb.STRING),
+    pb.required(4, "kernelVersion", pb.STRING),
+    pb.required(5, "osImage", pb.STRING),
+    pb.required(6, "containerRuntimeVersion", pb.STRING),
+    pb.required(7, "kubeletVersion", pb.STRING),
+    pb.required(8, "kubeProxyVersion", pb.STRING),
+    pb.required(9, "operatingSystem", pb.STRING),
+    pb.required(10, "architecture", pb.STRING),
+    pb.pointer(11, "swap", NODE_SWAP_STATUS),
+)
+
+NODE_STATUS = pb.message(
+    "k8s.io.api.core.v1.NodeStatus",
+    pb.map_of(1, "capacity", pb.QUANTITY),
+    pb.map_of(2, "allocatable", pb.QUANTITY),
+    pb.omitempty(3, "phase", pb.STRING),
+    pb.repeated(4, "conditions", NODE_CONDITION),
+    pb.repeated(5, "addresses", NODE_ADDRESS),
+    pb.omitempty(6, "daemonEndpoints", NODE_DAEMON_ENDPOINTS),
+    pb.omitempty(7, "nodeInfo", NODE_SYSTEM_INFO),
+    pb.repeated(8, "images", CONTAINER_IMAGE),
+    pb.repeated(9, "volumesInUse", pb.STRING),
+    pb.repeated(10, "volumesAttached", ATTACHED_VOLUME),
+    pb.pointer(11, "config", NODE_CONFIG_STATUS),
+    pb.repeated(12, "runtimeHandlers", NODE_RUNTIME_HANDLER),
+    pb.pointer(13, "features", NODE_FEATURES),
+)
+
+NODE = pb.message(
+    "k8s.io.api.core.v1.Node",
+    pb.omitempty(1, "metadata", pb.OBJECT_META),
+    pb.omitempty(2, "spec", NODE_SPEC),
+    pb.omitempty(3, "status", NODE_STATUS),
+)
+
+PHOTON_PERSISTENT_DISK_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource",
+    pb.required(1, "pdID", pb.STRING),
+    pb.omitempty(2, "fsType", pb.STRING),
+)
+
+PORTWORX_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.PortworxVolumeSource",
+    pb.required(1, "volumeID", pb.STRING),
+    pb.omitempty(2, "fsType", pb.STRING),
+    pb.omitempty(3, "readOnly", pb.BOOL),
+)
+
+QUOBYTE_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.QuobyteVolumeSource",
+    pb.required(1, "registry", pb.STRING),
+    pb.required(2, "volume", pb.STRING),
+    pb.omitempty(3, "readOnly", pb.BOOL),
+    pb.omitempty(4, "user", pb.STRING),
+    pb.omitempty(5, "group", pb.STRING),
+    pb.omitempty(6, "tenant", pb.STRING),
+)
+
+RBD_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.RBDPersistentVolumeSource",
+    pb.repeated(1, "monitors", pb.STRING),
+    pb.required(2, "image", pb.STRING),
+    pb.omitempty(3, "fsType", pb.STRING),
+    pb.omitempty(4, "pool", pb.STRING),
+    pb.omitempty(5, "user", pb.STRING),
+    pb.omitempty(6, "keyring", pb.STRING),
+    pb.pointer(7, "secretRef", SECRET_REFERENCE),
+    pb.omitempty(8, "readOnly", pb.BOOL),
+)
+
+SCALE_IO_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.ScaleIOPersistentVolumeSource",
+    pb.required(1, "gateway", pb.STRING),
+    pb.required(2, "system", pb.STRING),
+    pb.pointer(3, "secretRef", SECRET_REFERENCE),
+    pb.omitempty(4, "sslEnabled", pb.BOOL),
+    pb.omitempty(5, "protectionDomain", pb.STRING),
+    pb.omitempty(6, "storagePool", pb.STRING),
+    pb.omitempty(7, "storageMode", pb.STRING),
+    pb.omitempty(8, "volumeName", pb.STRING),
+    pb.omitempty(9, "fsType", pb.STRING),
+    pb.omitempty(10, "readOnly", pb.BOOL),
+)
+
+STORAGE_OS_PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.StorageOSPersistentVolumeSource",
+    pb.omitempty(1, "volumeName", pb.STRING),
+    pb.omitempty(2, "volumeNamespace", pb.STRING),
+    pb.omitempty(3, "fsType", pb.STRING),
+    pb.omitempty(4, "readOnly", pb.BOOL),
+    pb.pointer(5, "secretRef", pb.OBJECT_REFERENCE),
+)
+
+VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource",
+    pb.required(1, "volumePath", pb.STRING),
+    pb.omitempty(2, "fsType", pb.STRING),
+    pb.omitempty(3, "storagePolicyName", pb.STRING),
+    pb.omitempty(4, "storagePolicyID", pb.STRING),
+)
+
+PERSISTENT_VOLUME_SOURCE = pb.message(
+    "k8s.io.api.core.v1.PersistentVolumeSource",
+    pb.pointer(1, "gcePersistentDisk", GCE_PERSISTENT_DISK_VOLUME_SOURCE),
+    pb.pointer(2, "awsElasticBlockStore", AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE),
+    pb.pointer(3, "hostPath", HOST_PATH_VOLUME_SOURCE),
+    pb.pointer(4, "glusterfs", GLUSTERFS_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(5, "nfs", NFS_VOLUME_SOURCE),
+    pb.pointer(6, "rbd", RBD_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(7, "iscsi", ISCSI_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(8, "cinder", CINDER_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(9, "cephfs", CEPH_FS_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(10, "fc", FC_VOLUME_SOURCE),
+    pb.pointer(11, "flocker", FLOCKER_VOLUME_SOURCE),
+    pb.pointer(12, "flexVolume", FLEX_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(13, "azureFile", AZURE_FILE_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(14, "vsphereVolume", VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE),
+    pb.pointer(15, "quobyte", QUOBYTE_VOLUME_SOURCE),
+    pb.pointer(16, "azureDisk", AZURE_DISK_VOLUME_SOURCE),
+    pb.pointer(17, "photonPersistentDisk", PHOTON_PERSISTENT_DISK_VOLUME_SOURCE),
+    pb.pointer(18, "portworxVolume", PORTWORX_VOLUME_SOURCE),
+    pb.pointer(19, "scaleIO", SCALE_IO_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(20, "local", LOCAL_VOLUME_SOURCE),
+    pb.pointer(21, "storageos", STORAGE_OS_PERSISTENT_VOLUME_SOURCE),
+    pb.pointer(22, "csi", CSI_PERSISTENT_VOLUME_SOURCE),
+)
+
+VOLUME_NODE_AFFINITY = pb.message(
+    "k8s.io.api.core.v1.VolumeNodeAffinity",
+    pb.pointer(1, "required", NODE_SELECTOR),
+)
+
+PERSISTENT_VOLUME_SPEC = pb.message(
+    "k8s.io.api.core.v1.PersistentVolumeSpec",
+    pb.map_of(1, "capacity", pb.QUANTITY),
+    pb.inline(2, PERSISTENT_VOLUME_SOURCE),
+    pb.repeated(3, "accessModes", pb.STRING),
+    pb.pointer(4, "claimRef", pb.OBJECT_REFERENCE),
+    pb.omitempty(5, "persistentVolumeReclaimPolicy", pb.STRING),
+    pb.omitempty(6, "storageClassName", pb.STRING),
+    pb.repeated(7, "mountOptions", pb.STRING),
+    pb.pointer(8, "volumeMode", pb.STRING),
+    pb.pointer(9, "nodeAffinity", VOLUME_NODE_AFFINITY),
+    pb.pointer(10, "volumeAttributesClassName", pb.STRING),
+)
+
+PERSISTENT_VOLUME_STATUS = pb.message(
+    "k8s.io.api.core.v1.PersistentVolumeStatus",
+    pb.omitempty(1, "phase", pb.STRING),
+    pb.omitempty(2, "message", pb.STRING),
+    pb.omitempty(3, "reason", pb.STRING),
+    pb.pointer(4, "lastPhaseTransitionTime", pb.TIME),
+)
+
+PERSISTENT_VOLUME = pb.message(
+    "k8s.io.api.core.v1.PersistentVolume",
+    pb.omitempty(1, "metadata", pb.OBJECT_META),
+    pb.omitempty(2, "spec", PERSISTENT_VOLUME_SPEC),
+    pb.omitempty(3, "status", PERSISTENT_VOLUME_STATUS),
 )
 
 PERSISTENT_VOLUME_CLAIM_CONDITION = pb.message(
@@ -5132,12 +6252,6 @@ PERSISTENT_VOLUME_CLAIM_VOLUME_SOURCE = pb.message(
     "k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource",
     pb.required(1, "claimName", pb.STRING),
     pb.omitempty(2, "readOnly", pb.BOOL),
-)
-
-PHOTON_PERSISTENT_DISK_VOLUME_SOURCE = pb.message(
-    "k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource",
-    pb.required(1, "pdID", pb.STRING),
-    pb.omitempty(2, "fsType", pb.STRING),
 )
 
 POD_DNS_CONFIG_OPTION = pb.message(
@@ -5219,13 +6333,6 @@ TOPOLOGY_SPREAD_CONSTRAINT = pb.message(
     pb.repeated(8, "matchLabelKeys", pb.STRING),
 )
 
-PORTWORX_VOLUME_SOURCE = pb.message(
-    "k8s.io.api.core.v1.PortworxVolumeSource",
-    pb.required(1, "volumeID", pb.STRING),
-    pb.omitempty(2, "fsType", pb.STRING),
-    pb.omitempty(3, "readOnly", pb.BOOL),
-)
-
 SECRET_PROJECTION = pb.message(
     "k8s.io.api.core.v1.SecretProjection",
     pb.inline(1, LOCAL_OBJECT_REFERENCE),
@@ -5253,16 +6360,6 @@ PROJECTED_VOLUME_SOURCE = pb.message(
     "k8s.io.api.core.v1.ProjectedVolumeSource",
     pb.repeated(1, "sources", VOLUME_PROJECTION),
     pb.pointer(2, "defaultMode", pb.INT32),
-)
-
-QUOBYTE_VOLUME_SOURCE = pb.message(
-    "k8s.io.api.core.v1.QuobyteVolumeSource",
-    pb.required(1, "registry", pb.STRING),
-    pb.required(2, "volume", pb.STRING),
-    pb.omitempty(3, "readOnly", pb.BOOL),
-    pb.omitempty(4, "user", pb.STRING),
-    pb.omitempty(5, "group", pb.STRING),
-    pb.omitempty(6, "tenant", pb.STRING),
 )
 
 RBD_VOLUME_SOURCE = pb.message(
@@ -5306,14 +6403,6 @@ STORAGE_OS_VOLUME_SOURCE = pb.message(
     pb.omitempty(3, "fsType", pb.STRING),
     pb.omitempty(4, "readOnly", pb.BOOL),
     pb.pointer(5, "secretRef", LOCAL_OBJECT_REFERENCE),
-)
-
-VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE = pb.message(
-    "k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource",
-    pb.required(1, "volumePath", pb.STRING),
-    pb.omitempty(2, "fsType", pb.STRING),
-    pb.omitempty(3, "storagePolicyName", pb.STRING),
-    pb.omitempty(4, "storagePolicyID", pb.STRING),
 )
 
 VOLUME_SOURCE = pb.message(
@@ -5496,6 +6585,38 @@ REPLICATION_CONTROLLER = pb.message(
     pb.omitempty(3, "status", REPLICATION_CONTROLLER_STATUS),
 )
 
+SCOPED_RESOURCE_SELECTOR_REQUIREMENT = pb.message(
+    "k8s.io.api.core.v1.ScopedResourceSelectorRequirement",
+    pb.required(1, "scopeName", pb.STRING),
+    pb.required(2, "operator", pb.STRING),
+    pb.repeated(3, "values", pb.STRING),
+)
+
+SCOPE_SELECTOR = pb.message(
+    "k8s.io.api.core.v1.ScopeSelector",
+    pb.repeated(1, "matchExpressions", SCOPED_RESOURCE_SELECTOR_REQUIREMENT),
+)
+
+RESOURCE_QUOTA_SPEC = pb.message(
+    "k8s.io.api.core.v1.ResourceQuotaSpec",
+    pb.map_of(1, "hard", pb.QUANTITY),
+    pb.repeated(2, "scopes", pb.STRING),
+    pb.pointer(3, "scopeSelector", SCOPE_SELECTOR),
+)
+
+RESOURCE_QUOTA_STATUS = pb.message(
+    "k8s.io.api.core.v1.ResourceQuotaStatus",
+    pb.map_of(1, "hard", pb.QUANTITY),
+    pb.map_of(2, "used", pb.QUANTITY),
+)
+
+RESOURCE_QUOTA = pb.message(
+    "k8s.io.api.core.v1.ResourceQuota",
+    pb.omitempty(1, "metadata", pb.OBJECT_META),
+    pb.omitempty(2, "spec", RESOURCE_QUOTA_SPEC),
+    pb.omitempty(3, "status", RESOURCE_QUOTA_STATUS),
+)
+
 SERVICE_PORT = pb.message(
     "k8s.io.api.core.v1.ServicePort",
     pb.omitempty(1, "name", pb.STRING),
@@ -5556,10 +6677,27 @@ SERVICE_ACCOUNT = pb.message(
     pb.pointer(4, "automountServiceAccountToken", pb.BOOL),
 )
 
+TOPOLOGY_SELECTOR_LABEL_REQUIREMENT = pb.message(
+    "k8s.io.api.core.v1.TopologySelectorLabelRequirement",
+    pb.required(1, "key", pb.STRING),
+    pb.repeated(2, "values", pb.STRING),
+)
+
+TOPOLOGY_SELECTOR_TERM = pb.message(
+    "k8s.io.api.core.v1.TopologySelectorTerm",
+    pb.repeated(1, "matchLabelExpressions", TOPOLOGY_SELECTOR_LABEL_REQUIREMENT),
+)
+
 
 pb.KINDS["v1", "Binding"] = BINDING
+pb.register_kind("v1", "ComponentStatus", COMPONENT_STATUS)
+pb.register_kind("v1", "LimitRange", LIMIT_RANGE)
+pb.register_kind("v1", "Node", NODE)
+pb.register_kind("v1", "PersistentVolume", PERSISTENT_VOLUME)
+pb.register_kind("v1", "PersistentVolumeClaim", PERSISTENT_VOLUME_CLAIM)
 pb.register_kind("v1", "Pod", POD)
 pb.register_kind("v1", "PodTemplate", POD_TEMPLATE)
 pb.register_kind("v1", "ReplicationController", REPLICATION_CONTROLLER)
+pb.register_kind("v1", "ResourceQuota", RESOURCE_QUOTA)
 pb.register_kind("v1", "Service", SERVICE)
 pb.register_kind("v1", "ServiceAccount", SERVICE_ACCOUNT)

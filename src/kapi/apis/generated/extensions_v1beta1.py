@@ -403,6 +403,83 @@ DeploymentRollback = s.Struct(
     gvks=(("extensions", "v1beta1", "DeploymentRollback"),),
 )
 
+IPBlock = s.Struct(
+    "io.k8s.api.extensions.v1beta1.IPBlock",
+    (
+        s.Field("cidr", s.STRING, "", required=True),
+        s.Field("except", s.List(s.STRING), ""),
+    ),
+    "",
+)
+
+NetworkPolicyPeer = s.Struct(
+    "io.k8s.api.extensions.v1beta1.NetworkPolicyPeer",
+    (
+        s.Field("ipBlock", IPBlock, ""),
+        s.Field("namespaceSelector", meta.LabelSelector, ""),
+        s.Field("podSelector", meta.LabelSelector, ""),
+    ),
+    "",
+)
+
+NetworkPolicyPort = s.Struct(
+    "io.k8s.api.extensions.v1beta1.NetworkPolicyPort",
+    (
+        s.Field("endPort", s.INT32, ""),
+        s.Field("port", s.IntOrString(), ""),
+        s.Field(
+            "protocol",
+            s.Scalar(
+                "string",
+                enum=(
+                    "SCTP",
+                    "TCP",
+                    "UDP",
+                ),
+            ),
+            "",
+        ),
+    ),
+    "",
+)
+
+NetworkPolicyEgressRule = s.Struct(
+    "io.k8s.api.extensions.v1beta1.NetworkPolicyEgressRule",
+    (
+        s.Field("ports", s.List(NetworkPolicyPort), ""),
+        s.Field("to", s.List(NetworkPolicyPeer), ""),
+    ),
+    "",
+)
+
+NetworkPolicyIngressRule = s.Struct(
+    "io.k8s.api.extensions.v1beta1.NetworkPolicyIngressRule",
+    (
+        s.Field("from", s.List(NetworkPolicyPeer), ""),
+        s.Field("ports", s.List(NetworkPolicyPort), ""),
+    ),
+    "",
+)
+
+NetworkPolicySpec = s.Struct(
+    "io.k8s.api.extensions.v1beta1.NetworkPolicySpec",
+    (
+        s.Field("egress", s.List(NetworkPolicyEgressRule), ""),
+        s.Field("ingress", s.List(NetworkPolicyIngressRule), ""),
+        s.Field("podSelector", meta.LabelSelector, "", required=True),
+        s.Field("policyTypes", s.List(s.STRING), ""),
+    ),
+    "",
+)
+
+NetworkPolicy = kind_struct(
+    "io.k8s.api.extensions.v1beta1.NetworkPolicy",
+    (("extensions", "v1beta1", "NetworkPolicy"),),
+    (s.Field("spec", NetworkPolicySpec, ""),),
+    "",
+)
+
+NetworkPolicyList = list_struct(NetworkPolicy)
 ReplicaSetSpec = s.Struct(
     "io.k8s.api.extensions.v1beta1.ReplicaSetSpec",
     (
@@ -660,6 +737,52 @@ DEPLOYMENT_ROLLBACK = pb.message(
     pb.required(3, "rollbackTo", ROLLBACK_CONFIG),
 )
 
+IP_BLOCK = pb.message(
+    "k8s.io.api.extensions.v1beta1.IPBlock",
+    pb.required(1, "cidr", pb.STRING),
+    pb.repeated(2, "except", pb.STRING),
+)
+
+NETWORK_POLICY_PEER = pb.message(
+    "k8s.io.api.extensions.v1beta1.NetworkPolicyPeer",
+    pb.pointer(1, "podSelector", pb.LABEL_SELECTOR),
+    pb.pointer(2, "namespaceSelector", pb.LABEL_SELECTOR),
+    pb.pointer(3, "ipBlock", IP_BLOCK),
+)
+
+NETWORK_POLICY_PORT = pb.message(
+    "k8s.io.api.extensions.v1beta1.NetworkPolicyPort",
+    pb.pointer(1, "protocol", pb.STRING),
+    pb.pointer(2, "port", pb.INT_OR_STRING),
+    pb.pointer(3, "endPort", pb.INT32),
+)
+
+NETWORK_POLICY_EGRESS_RULE = pb.message(
+    "k8s.io.api.extensions.v1beta1.NetworkPolicyEgressRule",
+    pb.repeated(1, "ports", NETWORK_POLICY_PORT),
+    pb.repeated(2, "to", NETWORK_POLICY_PEER),
+)
+
+NETWORK_POLICY_INGRESS_RULE = pb.message(
+    "k8s.io.api.extensions.v1beta1.NetworkPolicyIngressRule",
+    pb.repeated(1, "ports", NETWORK_POLICY_PORT),
+    pb.repeated(2, "from", NETWORK_POLICY_PEER),
+)
+
+NETWORK_POLICY_SPEC = pb.message(
+    "k8s.io.api.extensions.v1beta1.NetworkPolicySpec",
+    pb.required(1, "podSelector", pb.LABEL_SELECTOR),
+    pb.repeated(2, "ingress", NETWORK_POLICY_INGRESS_RULE),
+    pb.repeated(3, "egress", NETWORK_POLICY_EGRESS_RULE),
+    pb.repeated(4, "policyTypes", pb.STRING),
+)
+
+NETWORK_POLICY = pb.message(
+    "k8s.io.api.extensions.v1beta1.NetworkPolicy",
+    pb.omitempty(1, "metadata", pb.OBJECT_META),
+    pb.omitempty(2, "spec", NETWORK_POLICY_SPEC),
+)
+
 REPLICA_SET_SPEC = pb.message(
     "k8s.io.api.extensions.v1beta1.ReplicaSetSpec",
     pb.pointer(1, "replicas", pb.INT32),
@@ -718,5 +841,6 @@ SCALE = pb.message(
 pb.register_kind("extensions/v1beta1", "DaemonSet", DAEMON_SET)
 pb.register_kind("extensions/v1beta1", "Deployment", DEPLOYMENT)
 pb.KINDS["extensions/v1beta1", "DeploymentRollback"] = DEPLOYMENT_ROLLBACK
+pb.register_kind("extensions/v1beta1", "NetworkPolicy", NETWORK_POLICY)
 pb.register_kind("extensions/v1beta1", "ReplicaSet", REPLICA_SET)
 pb.KINDS["extensions/v1beta1", "Scale"] = SCALE
