@@ -18,25 +18,26 @@ from tests.conftest import KapiServer, serve_with_flags
 from tests.helpers.kapi_cli import make_kapi
 
 RBAC_V1 = "rbac.authorization.k8s.io/v1"
-#: (group/version, resource, kind, deprecated in, removed in, replacement group/version),
-#: from upstream's prerelease-lifecycle tags.
+#: (group/version, resource, kind, introduced in, deprecated in, removed in (or None),
+#: replacement group/version (or None)), from upstream's prerelease-lifecycle tags.
 DEPRECATED = [
-    ("extensions/v1beta1", "deployments", "Deployment", "1.8", "1.16", "apps/v1"),
-    ("extensions/v1beta1", "daemonsets", "DaemonSet", "1.8", "1.16", "apps/v1"),
-    ("extensions/v1beta1", "replicasets", "ReplicaSet", "1.8", "1.16", "apps/v1"),
-    ("apps/v1beta1", "deployments", "Deployment", "1.8", "1.16", "apps/v1"),
-    ("apps/v1beta1", "statefulsets", "StatefulSet", "1.8", "1.16", "apps/v1"),
-    ("apps/v1beta1", "controllerrevisions", "ControllerRevision", "1.8", "1.16", "apps/v1"),
-    ("apps/v1beta2", "deployments", "Deployment", "1.9", "1.16", "apps/v1"),
-    ("apps/v1beta2", "daemonsets", "DaemonSet", "1.9", "1.16", "apps/v1"),
-    ("apps/v1beta2", "replicasets", "ReplicaSet", "1.9", "1.16", "apps/v1"),
-    ("apps/v1beta2", "statefulsets", "StatefulSet", "1.9", "1.16", "apps/v1"),
-    ("apps/v1beta2", "controllerrevisions", "ControllerRevision", "1.9", "1.16", "apps/v1"),
-    ("batch/v1beta1", "cronjobs", "CronJob", "1.21", "1.25", "batch/v1"),
+    ("extensions/v1beta1", "deployments", "Deployment", "1.1", "1.8", "1.16", "apps/v1"),
+    ("extensions/v1beta1", "daemonsets", "DaemonSet", "1.1", "1.8", "1.16", "apps/v1"),
+    ("extensions/v1beta1", "replicasets", "ReplicaSet", "1.2", "1.8", "1.16", "apps/v1"),
+    ("apps/v1beta1", "deployments", "Deployment", "1.6", "1.8", "1.16", "apps/v1"),
+    ("apps/v1beta1", "statefulsets", "StatefulSet", "1.5", "1.8", "1.16", "apps/v1"),
+    ("apps/v1beta1", "controllerrevisions", "ControllerRevision", "1.7", "1.8", "1.16", "apps/v1"),
+    ("apps/v1beta2", "deployments", "Deployment", "1.8", "1.9", "1.16", "apps/v1"),
+    ("apps/v1beta2", "daemonsets", "DaemonSet", "1.8", "1.9", "1.16", "apps/v1"),
+    ("apps/v1beta2", "replicasets", "ReplicaSet", "1.8", "1.9", "1.16", "apps/v1"),
+    ("apps/v1beta2", "statefulsets", "StatefulSet", "1.8", "1.9", "1.16", "apps/v1"),
+    ("apps/v1beta2", "controllerrevisions", "ControllerRevision", "1.8", "1.9", "1.16", "apps/v1"),
+    ("batch/v1beta1", "cronjobs", "CronJob", "1.8", "1.21", "1.25", "batch/v1"),
     (
         "autoscaling/v2beta1",
         "horizontalpodautoscalers",
         "HorizontalPodAutoscaler",
+        "1.8",
         "1.22",
         "1.25",
         "autoscaling/v2",
@@ -45,17 +46,35 @@ DEPRECATED = [
         "autoscaling/v2beta2",
         "horizontalpodautoscalers",
         "HorizontalPodAutoscaler",
+        "1.12",
         "1.23",
         "1.26",
         "autoscaling/v2",
     ),
-    ("rbac.authorization.k8s.io/v1beta1", "roles", "Role", "1.17", "1.22", RBAC_V1),
-    ("rbac.authorization.k8s.io/v1beta1", "rolebindings", "RoleBinding", "1.17", "1.22", RBAC_V1),
-    ("rbac.authorization.k8s.io/v1beta1", "clusterroles", "ClusterRole", "1.17", "1.22", RBAC_V1),
+    ("rbac.authorization.k8s.io/v1beta1", "roles", "Role", "1.6", "1.17", "1.22", RBAC_V1),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "rolebindings",
+        "RoleBinding",
+        "1.6",
+        "1.17",
+        "1.22",
+        RBAC_V1,
+    ),
+    (
+        "rbac.authorization.k8s.io/v1beta1",
+        "clusterroles",
+        "ClusterRole",
+        "1.6",
+        "1.17",
+        "1.22",
+        RBAC_V1,
+    ),
     (
         "rbac.authorization.k8s.io/v1beta1",
         "clusterrolebindings",
         "ClusterRoleBinding",
+        "1.6",
         "1.17",
         "1.22",
         RBAC_V1,
@@ -70,13 +89,19 @@ def _minor(release: str) -> int:
 
 
 def expected_warning(
-    group_version: str, kind: str, deprecated: str, removed: str, replacement: str
+    group_version: str, kind: str, deprecated: str, removed: str | None, replacement: str | None
 ) -> str:
-    """Upstream's KEP-1693 text for a deprecated version with a removal and a replacement."""
-    return (
-        f"{group_version} {kind} is deprecated in v{deprecated}+, unavailable in v{removed}+; "
-        f"use {replacement} {kind}"
-    )
+    """Upstream's KEP-1693 text: the removal and the replacement are each said when known."""
+    text = f"{group_version} {kind} is deprecated in v{deprecated}+"
+    if removed:
+        text += f", unavailable in v{removed}+"
+    if replacement:
+        text += f"; use {replacement} {kind}"
+    return text
+
+
+def served_at(at: int, introduced: str, removed: str | None) -> bool:
+    return _minor(introduced) <= at and (removed is None or at < _minor(removed))
 
 
 @pytest.fixture(scope="module", params=RELEASES)
@@ -98,10 +123,17 @@ def test_served_and_warned_as_upstream(release: tuple[str, KapiServer]) -> None:
     version, server = release
     at = _minor(version)
     with server.client() as http:
-        for group_version, resource, kind, deprecated, removed, replacement in DEPRECATED:
+        for (
+            group_version,
+            resource,
+            kind,
+            introduced,
+            deprecated,
+            removed,
+            replacement,
+        ) in DEPRECATED:
             response = http.get(_path(group_version, resource))
-            served = at < _minor(removed)
-            if not served:
+            if not served_at(at, introduced, removed):
                 assert response.status_code == 404, (version, group_version, resource)
                 continue
             assert response.status_code == 200, (version, group_version, resource, response.text)
@@ -115,8 +147,10 @@ def test_served_and_warned_as_upstream(release: tuple[str, KapiServer]) -> None:
             v["groupVersion"] for g in http.get("/apis").json()["groups"] for v in g["versions"]
         }
         for group_version in {row[0] for row in DEPRECATED}:
-            removed_at = min(_minor(row[4]) for row in DEPRECATED if row[0] == group_version)
-            assert (group_version in group_versions) == (at < removed_at), (version, group_version)
+            served = any(
+                served_at(at, row[3], row[5]) for row in DEPRECATED if row[0] == group_version
+            )
+            assert (group_version in group_versions) == served, (version, group_version)
 
 
 def test_kapi_deprecations_reports_the_calls(release: tuple[str, KapiServer]) -> None:
@@ -131,7 +165,7 @@ def test_kapi_deprecations_reports_the_calls(release: tuple[str, KapiServer]) ->
     reported = {(f"{i['group']}/{i['version']}", i["resource"]) for i in items}
     expected = {
         (gv, resource)
-        for gv, resource, _, deprecated, removed, _ in DEPRECATED
-        if _minor(deprecated) <= at < _minor(removed)
+        for gv, resource, _, introduced, deprecated, removed, _ in DEPRECATED
+        if served_at(at, introduced, removed) and _minor(deprecated) <= at
     }
     assert expected <= reported, (version, expected - reported)
