@@ -310,10 +310,11 @@ def test_repair_restores_missing_and_frees_only_old_leaks(tmp_path: Path) -> Non
         kept = await _create(store, service("kept", 80))
         ip = kept["spec"]["clusterIP"]
         await alloc.ips.release(ip)  # lost: the Service holds an IP nobody reserved
-        await alloc.ips.reserve("10.0.0.9", "default/gone")  # a leak
+        leak = "10.0.0.9" if ip != "10.0.0.9" else "10.0.0.10"  # the allocator picks at random
+        await alloc.ips.reserve(leak, "default/gone")
         # Fresh: the leak might be a create in flight on another server; nothing is freed.
         assert await repair_allocations(store, alloc) == (1, 0)
-        assert sorted(r.value for r in await alloc.ips.all()) == sorted([ip, "10.0.0.9"])
+        assert sorted(r.value for r in await alloc.ips.all()) == sorted([ip, leak])
         # Once older than the grace period it is freed; the kept one stays.
         assert await repair_allocations(store, alloc, grace=-3600) == (0, 1)
         assert [r.value for r in await alloc.ips.all()] == [ip]

@@ -17,13 +17,16 @@ annotations, which its ReplicaSets copy), a DaemonSet's templateGeneration
 bumped with its template, and a selector that may not change, except through
 the versions upstream left it mutable in (``apps/v1beta1`` and
 ``extensions/v1beta1`` Deployments, ``extensions/v1beta1`` ReplicaSets and
-DaemonSets).  Deployments, ReplicaSets and StatefulSets have ``/scale``.
+DaemonSets).  Deployments, ReplicaSets and StatefulSets have ``/scale``; the
+Deployments of apps/v1beta1 and extensions/v1beta1 also take ``/rollback``
+(:mod:`kapi.apis.apps_rollback`).
 kapi runs no controllers for these kinds: nothing rolls a Deployment out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kapi.apimachinery import validation
@@ -32,6 +35,7 @@ from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selec
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import apps_validation as v
 from kapi.apis import apps_versions as d
+from kapi.apis.apps_rollback import DeploymentRollbackCreator
 from kapi.apis.generated import apps_v1, apps_v1beta1, apps_v1beta2, extensions_v1beta1
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, container_columns, label_selector_cell
@@ -48,12 +52,15 @@ from kapi.runtime.scheme import (
     ResourceVersion,
     renamed_hub,
 )
+from kapi.runtime.strategy import SubresourceCreator
 from kapi.version import Version
 
 GROUP = "apps"
 EXTENSIONS = "extensions"
 #: The hub of the extensions/v1beta1 resources: apps/v1 objects, never served by that group.
 EXTENSIONS_HUB = "__apps_v1"
+#: The subresources of the Deployment versions that served ``/rollback``.
+WITH_ROLLBACK = ("status", "scale", "rollback")
 
 NAME_NOT_DNS_LABEL_WARNING = (
     "metadata.name: this is used in Pod names and hostnames, which can result in surprising "
@@ -124,6 +131,8 @@ class _WorkloadStrategy(Strategy):
 
 class DeploymentStrategy(_WorkloadStrategy):
     mutable_selector_in = ((GROUP, "v1beta1"), (EXTENSIONS, "v1beta1"))
+    #: ``rollback`` is written by :class:`DeploymentRollbackCreator` alone, past this strategy.
+    subresource_fields = {"status": ("status",), "rollback": ()}
 
     def spec_changed(self, new: Object, old: Object) -> bool:
         """Annotations count too: a Deployment's ReplicaSets copy them."""
@@ -454,6 +463,7 @@ def _apps_resource(
     short_names: tuple[str, ...] = (),
     workload: bool = True,
     scale: BuiltinScale | None = None,
+    creators: Mapping[str, SubresourceCreator] | None = None,
 ) -> Resource:
     subresources: tuple[str, ...] = ()
     if workload:
@@ -471,6 +481,7 @@ def _apps_resource(
         short_names=short_names,
         categories=("all",) if workload else (),
         subresources=subresources,
+        creators=creators or {},
         columns=columns,
         scale=scale,
     )
@@ -485,8 +496,10 @@ def _extensions_resource(
     columns: tuple[Column, ...],
     short_names: tuple[str, ...],
     scale: BuiltinScale | None,
+    creators: Mapping[str, SubresourceCreator] | None = None,
 ) -> Resource:
     """An extensions/v1beta1 kind: apps/v1 objects in the apps kind's storage."""
+    subresources = ("status", "scale") if scale is not None else ("status",)
     return Resource(
         group=EXTENSIONS,
         kind=kind,
@@ -502,7 +515,8 @@ def _extensions_resource(
         strategy=strategy,
         short_names=short_names,
         categories=("all",),
-        subresources=("status", "scale") if scale is not None else ("status",),
+        subresources=subresources + tuple(creators or ()),
+        creators=creators or {},
         columns=columns,
         scale=scale,
         hub_api_version=f"{GROUP}/v1",
@@ -515,13 +529,16 @@ def _extensions_lifecycle(introduced: tuple[int, int], kind: str) -> Lifecycle:
 
 def resources() -> list[Resource]:
     """The apps resources, and the extensions/v1beta1 ones that share their storage."""
-    deployment_v1beta1 = _beta(
-        "v1beta1",
-        apps_v1beta1.Deployment,
-        _lifecycle((1, 6), (1, 8), "Deployment"),
-        d.default_deployment_apps_v1beta1,
-        d.deployment_field_to_hub,
-        d.deployment_field_from_hub,
+    deployment_v1beta1 = dataclasses.replace(
+        _beta(
+            "v1beta1",
+            apps_v1beta1.Deployment,
+            _lifecycle((1, 6), (1, 8), "Deployment"),
+            d.default_deployment_apps_v1beta1,
+            d.deployment_field_to_hub,
+            d.deployment_field_from_hub,
+        ),
+        subresources=WITH_ROLLBACK,
     )
     return [
         _apps_resource(
@@ -541,6 +558,7 @@ def resources() -> list[Resource]:
             DEPLOYMENT_COLUMNS,
             short_names=("deploy",),
             scale=_scale(("v1beta1", apps_v1beta1), ("v1beta2", apps_v1beta2)),
+            creators={"rollback": DeploymentRollbackCreator()},
         ),
         _apps_resource(
             "ReplicaSet",
@@ -636,6 +654,7 @@ def resources() -> list[Resource]:
             DEPLOYMENT_COLUMNS,
             ("deploy",),
             _scale(("v1beta1", extensions_v1beta1)),
+            creators={"rollback": DeploymentRollbackCreator()},
         ),
         _extensions_resource(
             "DaemonSet",
