@@ -14,7 +14,22 @@ import yaml
 
 DESCRIPTIONS = Path(__file__).resolve().parents[2] / "tools" / "apigen" / "descriptions"
 
-GROUPS = ["core", "authentication", "apps", "extensions", "batch", "autoscaling", "rbac"]
+GROUPS = [
+    "core",
+    "authentication",
+    "apps",
+    "extensions",
+    "batch",
+    "autoscaling",
+    "rbac",
+    "storage",
+    "scheduling",
+    "node",
+    "networking",
+    "certificates",
+    "flowcontrol",
+    "policy",
+]
 
 # "<Type>" or "<version>/<Type>", as the generator looks them up.
 TYPE_KEY = re.compile(r"^(v[0-9]+((alpha|beta)[0-9]+)?/)?[A-Z][A-Za-z0-9]*$")

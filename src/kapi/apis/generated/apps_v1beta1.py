@@ -196,7 +196,7 @@ DeploymentStatus = s.Struct(
         s.Field(
             "updatedReplicas",
             s.INT32,
-            "Number of non-terminating pods that run the current template.",
+            "How many pods, not counting terminating ones, run the current template.",
         ),
     ),
     "The observed state of a Deployment.",

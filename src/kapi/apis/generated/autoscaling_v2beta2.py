@@ -365,7 +365,7 @@ MetricStatus = s.Struct(
         s.Field("external", ExternalMetricStatus, "Current value of an external metric."),
         s.Field("object", ObjectMetricStatus, "Current value of an object metric."),
         s.Field("pods", PodsMetricStatus, "Current value of a pods metric."),
-        s.Field("resource", ResourceMetricStatus, "Current value of a resource metric."),
+        s.Field("resource", ResourceMetricStatus, "Current reading of a resource metric."),
         s.Field(
             "type",
             s.STRING,

@@ -470,7 +470,10 @@ JobStatus = s.Struct(
         s.Field(
             "startTime",
             s.Time(),
-            "When the job controller started the job; reset when the job is resumed.",
+            (
+                "When the job controller started the job; set again each time "
+                "a suspended job resumes."
+            ),
         ),
         s.Field("succeeded", s.INT32, "Number of pods that succeeded."),
         s.Field("terminating", s.INT32, "Number of pods that are shutting down."),

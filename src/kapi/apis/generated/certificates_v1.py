@@ -45,52 +45,122 @@ KeyUsage = s.Scalar(
 CertificateSigningRequestSpec = s.Struct(
     "io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
     (
-        s.Field("expirationSeconds", s.INT32, ""),
-        s.Field("extra", s.Map(s.List(s.STRING)), ""),
-        s.Field("groups", s.List(s.STRING), ""),
-        s.Field("request", s.BYTES, "", required=True),
-        s.Field("signerName", s.STRING, "", required=True),
-        s.Field("uid", s.STRING, ""),
-        s.Field("usages", s.List(s.STRING), ""),
-        s.Field("username", s.STRING, ""),
+        s.Field(
+            "expirationSeconds",
+            s.INT32,
+            "Lifetime the requester would like, at least 600 seconds; the signer may ignore it.",
+        ),
+        s.Field(
+            "extra",
+            s.Map(s.List(s.STRING)),
+            "Extra attributes of the user who created the request; filled in by the server.",
+        ),
+        s.Field(
+            "groups",
+            s.List(s.STRING),
+            "Groups of the user who created the request; filled in by the server.",
+        ),
+        s.Field(
+            "request",
+            s.BYTES,
+            "A PEM block of type CERTIFICATE REQUEST holding a PKCS#10 request, base64 in JSON.",
+            required=True,
+        ),
+        s.Field(
+            "signerName",
+            s.STRING,
+            (
+                "Which signer should issue the certificate, a domain-prefixed "
+                "name such as kubernetes.io/kube-apiserver-client. Required."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "uid", s.STRING, ("UID of the user who created the request; filled in by the server.")
+        ),
+        s.Field(
+            "usages",
+            s.List(s.STRING),
+            (
+                "Key usages and extended key usages asked for, such as "
+                "digital signature, key encipherment or client auth. "
+                "Required."
+            ),
+        ),
+        s.Field(
+            "username",
+            s.STRING,
+            "Name of the user who created the request; filled in by the server.",
+        ),
     ),
-    "",
+    "What certificate is asked for, and by whom; set at creation and never changed.",
 )
 
 CertificateSigningRequestCondition = s.Struct(
     "io.k8s.api.certificates.v1.CertificateSigningRequestCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("lastUpdateTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field(
+            "lastTransitionTime",
+            s.Time(),
+            "When the status last changed; defaults to the update time.",
+        ),
+        s.Field("lastUpdateTime", s.Time(), "When the condition was last updated."),
+        s.Field("message", s.STRING, "Human-readable details about the condition."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the condition."),
+        s.Field(
+            "status",
+            s.STRING,
+            (
+                "Whether the condition holds; True, False or Unknown. "
+                "Approved and Denied must be True."
+            ),
+            required=True,
+        ),
+        s.Field("type", s.STRING, "Approved, Denied or Failed.", required=True),
     ),
-    "",
+    "One decision or event on a certificate signing request.",
 )
 
 CertificateSigningRequestStatus = s.Struct(
     "io.k8s.api.certificates.v1.CertificateSigningRequestStatus",
     (
-        s.Field("certificate", s.BYTES, ""),
+        s.Field(
+            "certificate",
+            s.BYTES,
+            (
+                "The issued certificate as PEM CERTIFICATE blocks, set by the "
+                "signer through the status subresource after approval."
+            ),
+        ),
         s.Field(
             "conditions",
             s.List(CertificateSigningRequestCondition, list_type="map", map_keys=("type",)),
-            "",
+            "Approved, Denied and Failed conditions; Approved and Denied exclude each other.",
         ),
     ),
-    "",
+    "The outcome of a certificate signing request.",
 )
 
 CertificateSigningRequest = kind_struct(
     "io.k8s.api.certificates.v1.CertificateSigningRequest",
     (("certificates.k8s.io", "v1", "CertificateSigningRequest"),),
     (
-        s.Field("spec", CertificateSigningRequestSpec, "", required=True),
-        s.Field("status", CertificateSigningRequestStatus, ""),
+        s.Field(
+            "spec",
+            CertificateSigningRequestSpec,
+            "The PEM request, the signer and the usages asked for; fixed after creation.",
+            required=True,
+        ),
+        s.Field(
+            "status",
+            CertificateSigningRequestStatus,
+            "Approval conditions and, once signed, the issued certificate.",
+        ),
     ),
-    "",
+    (
+        "Asks a signer to issue an X.509 certificate for a key pair; "
+        "approved or denied through the approval subresource."
+    ),
 )
 
 CertificateSigningRequestList = list_struct(CertificateSigningRequest)

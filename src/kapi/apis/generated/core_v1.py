@@ -282,10 +282,15 @@ AppArmorProfile = s.Struct(
 AttachedVolume = s.Struct(
     "io.k8s.api.core.v1.AttachedVolume",
     (
-        s.Field("devicePath", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
+        s.Field(
+            "devicePath",
+            s.STRING,
+            "Device path where the volume shows up on the node.",
+            required=True,
+        ),
+        s.Field("name", s.STRING, "Unique name of the volume.", required=True),
     ),
-    "",
+    "One volume the node has attached.",
 )
 
 AzureDataDiskCachingMode = s.Scalar(
@@ -342,12 +347,19 @@ AzureDiskVolumeSource = s.Struct(
 AzureFilePersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.AzureFilePersistentVolumeSource",
     (
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretName", s.STRING, "", required=True),
-        s.Field("secretNamespace", s.STRING, ""),
-        s.Field("shareName", s.STRING, "", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretName",
+            s.STRING,
+            "Secret holding the storage account name and key.",
+            required=True,
+        ),
+        s.Field(
+            "secretNamespace", s.STRING, "Namespace of the Secret; the pod's namespace when unset."
+        ),
+        s.Field("shareName", s.STRING, "Name of the share.", required=True),
     ),
-    "",
+    "An Azure File share, for a persistent volume.",
 )
 
 AzureFileVolumeSource = s.Struct(
@@ -382,28 +394,58 @@ Binding = kind_struct(
 SecretReference = s.Struct(
     "io.k8s.api.core.v1.SecretReference",
     (
-        s.Field("name", s.STRING, ""),
-        s.Field("namespace", s.STRING, ""),
+        s.Field("name", s.STRING, "Name of the Secret."),
+        s.Field("namespace", s.STRING, "Namespace of the Secret."),
     ),
-    "",
+    "Names a Secret, possibly in another namespace.",
     map_type="atomic",
 )
 
 CSIPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.CSIPersistentVolumeSource",
     (
-        s.Field("controllerExpandSecretRef", SecretReference, ""),
-        s.Field("controllerPublishSecretRef", SecretReference, ""),
-        s.Field("driver", s.STRING, "", required=True),
-        s.Field("fsType", s.STRING, ""),
-        s.Field("nodeExpandSecretRef", SecretReference, ""),
-        s.Field("nodePublishSecretRef", SecretReference, ""),
-        s.Field("nodeStageSecretRef", SecretReference, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("volumeAttributes", s.Map(s.STRING), ""),
-        s.Field("volumeHandle", s.STRING, "", required=True),
+        s.Field(
+            "controllerExpandSecretRef",
+            SecretReference,
+            "Secret handed to the driver when growing the volume on the storage side.",
+        ),
+        s.Field(
+            "controllerPublishSecretRef",
+            SecretReference,
+            "Secret handed to the driver when attaching the volume to a node.",
+        ),
+        s.Field(
+            "driver",
+            s.STRING,
+            "Name of the CSI driver, as in its CSIDriver object. Required.",
+            required=True,
+        ),
+        s.Field("fsType", s.STRING, "File system to mount, passed to the driver, such as ext4."),
+        s.Field(
+            "nodeExpandSecretRef",
+            SecretReference,
+            "Secret handed to the driver when growing the volume's file system on a node.",
+        ),
+        s.Field(
+            "nodePublishSecretRef",
+            SecretReference,
+            "Secret handed to the driver when mounting the volume for a pod.",
+        ),
+        s.Field(
+            "nodeStageSecretRef",
+            SecretReference,
+            "Secret handed to the driver when staging the volume on a node.",
+        ),
+        s.Field("readOnly", s.BOOLEAN, "Publish the volume read-only. Defaults to false."),
+        s.Field("volumeAttributes", s.Map(s.STRING), "Driver-specific properties of the volume."),
+        s.Field(
+            "volumeHandle",
+            s.STRING,
+            "The driver's own identifier of the volume. Required.",
+            required=True,
+        ),
     ),
-    "",
+    "A persistent volume served by a CSI driver.",
 )
 
 LocalObjectReference = s.Struct(
@@ -445,14 +487,22 @@ Capabilities = s.Struct(
 CephFSPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.CephFSPersistentVolumeSource",
     (
-        s.Field("monitors", s.List(s.STRING), "", required=True),
-        s.Field("path", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretFile", s.STRING, ""),
-        s.Field("secretRef", SecretReference, ""),
-        s.Field("user", s.STRING, ""),
+        s.Field("monitors", s.List(s.STRING), "Ceph monitor addresses.", required=True),
+        s.Field("path", s.STRING, "Path inside the file system to mount. Defaults to /."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretFile",
+            s.STRING,
+            "Path to the user's key file. Defaults to /etc/ceph/user.secret.",
+        ),
+        s.Field(
+            "secretRef",
+            SecretReference,
+            "Secret with the user's key, in any namespace; overrides secretFile.",
+        ),
+        s.Field("user", s.STRING, "RADOS user. Defaults to admin."),
     ),
-    "",
+    "A CephFS file system, for a persistent volume.",
 )
 
 CephFSVolumeSource = s.Struct(
@@ -477,12 +527,14 @@ CephFSVolumeSource = s.Struct(
 CinderPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.CinderPersistentVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", SecretReference, ""),
-        s.Field("volumeID", s.STRING, "", required=True),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretRef", SecretReference, "Secret holding the OpenStack connection parameters."
+        ),
+        s.Field("volumeID", s.STRING, "ID of the Cinder volume.", required=True),
     ),
-    "",
+    "An OpenStack Cinder volume, for a persistent volume.",
 )
 
 CinderVolumeSource = s.Struct(
@@ -550,12 +602,14 @@ ClusterTrustBundleProjection = s.Struct(
 ComponentCondition = s.Struct(
     "io.k8s.api.core.v1.ComponentCondition",
     (
-        s.Field("error", s.STRING, ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("error", s.STRING, "Error met while running the check, if any."),
+        s.Field("message", s.STRING, "Output of the check."),
+        s.Field(
+            "status", s.STRING, "Whether the check passed; True, False or Unknown.", required=True
+        ),
+        s.Field("type", s.STRING, "Kind of check; Healthy is the only one.", required=True),
     ),
-    "",
+    "One health check of a component.",
 )
 
 ComponentStatus = kind_struct(
@@ -571,10 +625,10 @@ ComponentStatus = kind_struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Health checks of the component.",
         ),
     ),
-    "",
+    "Deprecated; the health of a control plane component such as the scheduler or etcd.",
 )
 
 ComponentStatusList = list_struct(ComponentStatus)
@@ -607,13 +661,18 @@ ConfigMapKeySelector = s.Struct(
 ConfigMapNodeConfigSource = s.Struct(
     "io.k8s.api.core.v1.ConfigMapNodeConfigSource",
     (
-        s.Field("kubeletConfigKey", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("namespace", s.STRING, "", required=True),
-        s.Field("resourceVersion", s.STRING, ""),
-        s.Field("uid", s.STRING, ""),
+        s.Field(
+            "kubeletConfigKey",
+            s.STRING,
+            "Key of the ConfigMap whose value is the kubelet configuration.",
+            required=True,
+        ),
+        s.Field("name", s.STRING, "Name of the ConfigMap.", required=True),
+        s.Field("namespace", s.STRING, "Namespace of the ConfigMap.", required=True),
+        s.Field("resourceVersion", s.STRING, "resourceVersion of the ConfigMap; only in status."),
+        s.Field("uid", s.STRING, "UID of the ConfigMap; only in status."),
     ),
-    "",
+    "Deprecated; a ConfigMap holding kubelet configuration for a node.",
 )
 
 KeyToPath = s.Struct(
@@ -767,7 +826,7 @@ ObjectFieldSelector = s.Struct(
         ),
         s.Field("fieldPath", s.STRING, "Path of the field to read.", required=True),
     ),
-    "Selects a field of the pod.",
+    "Picks one field of the pod by path.",
     map_type="atomic",
 )
 
@@ -1191,7 +1250,12 @@ PullPolicy = s.Scalar(
 ResourceClaim = s.Struct(
     "io.k8s.api.core.v1.ResourceClaim",
     (
-        s.Field("name", s.STRING, "Name of an entry in the pod's resourceClaims.", required=True),
+        s.Field(
+            "name",
+            s.STRING,
+            "Which of the pod's resourceClaims is meant, by its name.",
+            required=True,
+        ),
         s.Field("request", s.STRING, "Use only this request of the claim; empty means all of it."),
     ),
     "Ties a container to one of the pod's resource claims.",
@@ -1620,10 +1684,10 @@ Container = s.Struct(
 ContainerImage = s.Struct(
     "io.k8s.api.core.v1.ContainerImage",
     (
-        s.Field("names", s.List(s.STRING), ""),
-        s.Field("sizeBytes", s.INT64, ""),
+        s.Field("names", s.List(s.STRING), "Names and digests the image is known by."),
+        s.Field("sizeBytes", s.INT64, "How large the image is, in bytes."),
     ),
-    "",
+    "One container image stored on a node.",
 )
 
 ContainerStateRunning = s.Struct(
@@ -1899,8 +1963,8 @@ DNSPolicy = s.Scalar(
 )
 DaemonEndpoint = s.Struct(
     "io.k8s.api.core.v1.DaemonEndpoint",
-    (s.Field("Port", s.INT32, "", required=True),),
-    "",
+    (s.Field("Port", s.INT32, "Port number. Required.", required=True),),
+    "The port a daemon on a node listens on.",
 )
 
 DownwardAPIVolumeFile = s.Struct(
@@ -2463,13 +2527,15 @@ FCVolumeSource = s.Struct(
 FlexPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.FlexPersistentVolumeSource",
     (
-        s.Field("driver", s.STRING, "", required=True),
-        s.Field("fsType", s.STRING, ""),
-        s.Field("options", s.Map(s.STRING), ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", SecretReference, ""),
+        s.Field("driver", s.STRING, "Name of the driver.", required=True),
+        s.Field("fsType", s.STRING, "File system to mount; the default depends on the driver."),
+        s.Field("options", s.Map(s.STRING), "Extra options passed to the driver."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretRef", SecretReference, "Secret passed to the driver's calls, in any namespace."
+        ),
     ),
-    "",
+    "A volume handled by an exec-based FlexVolume driver, for a persistent volume.",
 )
 
 FlexVolumeSource = s.Struct(
@@ -2526,12 +2592,21 @@ GitRepoVolumeSource = s.Struct(
 GlusterfsPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.GlusterfsPersistentVolumeSource",
     (
-        s.Field("endpoints", s.STRING, "", required=True),
-        s.Field("endpointsNamespace", s.STRING, ""),
-        s.Field("path", s.STRING, "", required=True),
-        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field(
+            "endpoints",
+            s.STRING,
+            "Name of the Endpoints object listing the Gluster servers.",
+            required=True,
+        ),
+        s.Field(
+            "endpointsNamespace",
+            s.STRING,
+            "Namespace of the Endpoints object; the claim's namespace when empty.",
+        ),
+        s.Field("path", s.STRING, "Name of the Gluster volume.", required=True),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
     ),
-    "",
+    "A GlusterFS volume, for a persistent volume.",
 )
 
 GlusterfsVolumeSource = s.Struct(
@@ -2630,19 +2705,28 @@ IPFamilyPolicy = s.Scalar(
 ISCSIPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.ISCSIPersistentVolumeSource",
     (
-        s.Field("chapAuthDiscovery", s.BOOLEAN, ""),
-        s.Field("chapAuthSession", s.BOOLEAN, ""),
-        s.Field("fsType", s.STRING, ""),
-        s.Field("initiatorName", s.STRING, ""),
-        s.Field("iqn", s.STRING, "", required=True),
-        s.Field("iscsiInterface", s.STRING, ""),
-        s.Field("lun", s.INT32, "", required=True),
-        s.Field("portals", s.List(s.STRING), ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", SecretReference, ""),
-        s.Field("targetPortal", s.STRING, "", required=True),
+        s.Field("chapAuthDiscovery", s.BOOLEAN, "Use CHAP authentication for discovery."),
+        s.Field("chapAuthSession", s.BOOLEAN, "Use CHAP authentication for the session."),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field(
+            "initiatorName", s.STRING, "Custom initiator name; a new interface is made for it."
+        ),
+        s.Field("iqn", s.STRING, "iSCSI qualified name of the target.", required=True),
+        s.Field("iscsiInterface", s.STRING, "iSCSI interface to use. Defaults to default (tcp)."),
+        s.Field("lun", s.INT32, "Logical unit number of the target.", required=True),
+        s.Field("portals", s.List(s.STRING), "Extra target portals for multipath."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretRef", SecretReference, "Secret holding the CHAP credentials, in any namespace."
+        ),
+        s.Field(
+            "targetPortal",
+            s.STRING,
+            "Target portal as IP or IP:port; port defaults to 3260.",
+            required=True,
+        ),
     ),
-    "",
+    "An iSCSI disk, for a persistent volume.",
 )
 
 ISCSIVolumeSource = s.Struct(
@@ -2696,27 +2780,40 @@ ImageVolumeSource = s.Struct(
 LimitRangeItem = s.Struct(
     "io.k8s.api.core.v1.LimitRangeItem",
     (
-        s.Field("default", s.Map(s.Quantity()), ""),
-        s.Field("defaultRequest", s.Map(s.Quantity()), ""),
-        s.Field("max", s.Map(s.Quantity()), ""),
-        s.Field("maxLimitRequestRatio", s.Map(s.Quantity()), ""),
-        s.Field("min", s.Map(s.Quantity()), ""),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("default", s.Map(s.Quantity()), "Limit given to containers that set none."),
+        s.Field(
+            "defaultRequest", s.Map(s.Quantity()), "Request given to containers that set none."
+        ),
+        s.Field("max", s.Map(s.Quantity()), "Highest amount allowed, by resource name."),
+        s.Field(
+            "maxLimitRequestRatio",
+            s.Map(s.Quantity()),
+            "Largest allowed ratio of limit to request, by resource name.",
+        ),
+        s.Field("min", s.Map(s.Quantity()), "Lowest amount allowed, by resource name."),
+        s.Field("type", s.STRING, "Pod, Container or PersistentVolumeClaim.", required=True),
     ),
-    "",
+    "Bounds and defaults for one kind of object.",
 )
 
 LimitRangeSpec = s.Struct(
     "io.k8s.api.core.v1.LimitRangeSpec",
-    (s.Field("limits", s.List(LimitRangeItem), "", required=True),),
-    "",
+    (
+        s.Field(
+            "limits", s.List(LimitRangeItem), "One entry per kind of object limited.", required=True
+        ),
+    ),
+    "The bounds and defaults of a LimitRange.",
 )
 
 LimitRange = kind_struct(
     "io.k8s.api.core.v1.LimitRange",
     (("", "v1", "LimitRange"),),
-    (s.Field("spec", LimitRangeSpec, ""),),
-    "",
+    (s.Field("spec", LimitRangeSpec, "The bounds and defaults."),),
+    (
+        "Per-object bounds and defaults for resources in one "
+        "namespace, applied when pods and claims are created."
+    ),
 )
 
 LimitRangeList = list_struct(LimitRange)
@@ -2780,10 +2877,22 @@ LoadBalancerStatus = s.Struct(
 LocalVolumeSource = s.Struct(
     "io.k8s.api.core.v1.LocalVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("path", s.STRING, "", required=True),
+        s.Field(
+            "fsType",
+            s.STRING,
+            (
+                "File system on a block device, used only when volumeMode is "
+                "Filesystem; detected when unset."
+            ),
+        ),
+        s.Field(
+            "path",
+            s.STRING,
+            "Full path on the node of the disk, partition or directory.",
+            required=True,
+        ),
     ),
-    "",
+    "Storage attached directly to one node.",
 )
 
 PersistentVolumeClaimModifyVolumeStatus = s.Scalar(
@@ -2829,8 +2938,12 @@ NFSVolumeSource = s.Struct(
 
 NodeConfigSource = s.Struct(
     "io.k8s.api.core.v1.NodeConfigSource",
-    (s.Field("configMap", ConfigMapNodeConfigSource, ""),),
-    "",
+    (
+        s.Field(
+            "configMap", ConfigMapNodeConfigSource, "A ConfigMap holding kubelet configuration."
+        ),
+    ),
+    "Deprecated; where a node was told to load kubelet configuration from.",
 )
 
 TaintEffect = s.Scalar(
@@ -2854,73 +2967,120 @@ Taint = s.Struct(
                     "PreferNoSchedule",
                 ),
             ),
-            "",
+            (
+                "What happens to pods that do not tolerate it; NoSchedule, "
+                "PreferNoSchedule or NoExecute. Required."
+            ),
             required=True,
         ),
-        s.Field("key", s.STRING, "", required=True),
-        s.Field("timeAdded", s.Time(), ""),
-        s.Field("value", s.STRING, ""),
+        s.Field("key", s.STRING, "The taint key, in label key form. Required.", required=True),
+        s.Field("timeAdded", s.Time(), "When a NoExecute taint was added."),
+        s.Field("value", s.STRING, "The taint value, in label value form."),
     ),
-    "",
+    "A mark on a node that repels pods which do not tolerate it.",
 )
 
 NodeSpec = s.Struct(
     "io.k8s.api.core.v1.NodeSpec",
     (
-        s.Field("configSource", NodeConfigSource, ""),
-        s.Field("externalID", s.STRING, ""),
-        s.Field("podCIDR", s.STRING, ""),
-        s.Field("podCIDRs", s.List(s.STRING, list_type="set", patch_strategy="merge"), ""),
-        s.Field("providerID", s.STRING, ""),
-        s.Field("taints", s.List(Taint), ""),
-        s.Field("unschedulable", s.BOOLEAN, ""),
+        s.Field("configSource", NodeConfigSource, "Deprecated; no longer used by the kubelet."),
+        s.Field("externalID", s.STRING, "Deprecated; not used."),
+        s.Field("podCIDR", s.STRING, "The IP range handed out to pods on this node."),
+        s.Field(
+            "podCIDRs",
+            s.List(s.STRING, list_type="set", patch_strategy="merge"),
+            "The pod IP ranges of the node, at most one per IP family; the first equals podCIDR.",
+        ),
+        s.Field(
+            "providerID",
+            s.STRING,
+            "The cloud provider's identifier of the machine, as <provider>://<id>.",
+        ),
+        s.Field(
+            "taints",
+            s.List(Taint),
+            "Taints that keep pods off the node unless they tolerate them.",
+        ),
+        s.Field(
+            "unschedulable",
+            s.BOOLEAN,
+            "When true, no new pods are placed on the node; this is what kubectl cordon sets.",
+        ),
     ),
-    "",
+    "Scheduling and networking settings of a node.",
 )
 
 NodeAddress = s.Struct(
     "io.k8s.api.core.v1.NodeAddress",
     (
-        s.Field("address", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("address", s.STRING, "The address itself.", required=True),
+        s.Field(
+            "type",
+            s.STRING,
+            "Hostname, InternalIP, ExternalIP, InternalDNS or ExternalDNS.",
+            required=True,
+        ),
     ),
-    "",
+    "One address of a node.",
 )
 
 NodeCondition = s.Struct(
     "io.k8s.api.core.v1.NodeCondition",
     (
-        s.Field("lastHeartbeatTime", s.Time(), ""),
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, "", required=True),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("lastHeartbeatTime", s.Time(), "When the kubelet last confirmed the condition."),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field(
+            "status",
+            s.STRING,
+            "Whether the condition holds; True, False or Unknown.",
+            required=True,
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "Kind of condition, such as Ready, MemoryPressure, "
+                "DiskPressure, PIDPressure or NetworkUnavailable."
+            ),
+            required=True,
+        ),
     ),
-    "",
+    "One observation about a node.",
 )
 
 NodeConfigStatus = s.Struct(
     "io.k8s.api.core.v1.NodeConfigStatus",
     (
-        s.Field("active", NodeConfigSource, ""),
-        s.Field("assigned", NodeConfigSource, ""),
-        s.Field("error", s.STRING, ""),
-        s.Field("lastKnownGood", NodeConfigSource, ""),
+        s.Field("active", NodeConfigSource, "The configuration the node is using."),
+        s.Field("assigned", NodeConfigSource, "The configuration the node was told to use."),
+        s.Field("error", s.STRING, "Problem met while applying the configuration, if any."),
+        s.Field(
+            "lastKnownGood",
+            NodeConfigSource,
+            "The configuration the node falls back to when the assigned one fails.",
+        ),
     ),
-    "",
+    "Deprecated; the state of dynamic kubelet configuration on a node.",
 )
 
 NodeDaemonEndpoints = s.Struct(
     "io.k8s.api.core.v1.NodeDaemonEndpoints",
-    (s.Field("kubeletEndpoint", DaemonEndpoint, ""),),
-    "",
+    (s.Field("kubeletEndpoint", DaemonEndpoint, "Where the kubelet listens."),),
+    "Ports of the daemons running on a node.",
 )
 
 NodeFeatures = s.Struct(
     "io.k8s.api.core.v1.NodeFeatures",
-    (s.Field("supplementalGroupsPolicy", s.BOOLEAN, ""),),
-    "",
+    (
+        s.Field(
+            "supplementalGroupsPolicy",
+            s.BOOLEAN,
+            "Whether the node honours a pod's supplementalGroupsPolicy.",
+        ),
+    ),
+    "Optional kubelet features a node supports.",
 )
 
 NodePhase = s.Scalar(
@@ -2937,52 +3097,76 @@ NodeRuntimeHandlerFeatures = s.Struct(
         s.Field(
             "recursiveReadOnlyMounts",
             s.BOOLEAN,
-            "",
+            "Whether the handler can make read-only mounts read-only all the way down.",
             lifecycle=gated("RecursiveReadOnlyMounts"),
             gate="RecursiveReadOnlyMounts",
         ),
         s.Field(
             "userNamespaces",
             s.BOOLEAN,
-            "",
+            "Whether the handler can run pods in user namespaces.",
             lifecycle=gated("UserNamespacesSupport"),
             gate="UserNamespacesSupport",
         ),
     ),
-    "",
+    "Features of one runtime handler.",
 )
 
 NodeRuntimeHandler = s.Struct(
     "io.k8s.api.core.v1.NodeRuntimeHandler",
     (
-        s.Field("features", NodeRuntimeHandlerFeatures, ""),
-        s.Field("name", s.STRING, ""),
+        s.Field("features", NodeRuntimeHandlerFeatures, "What the handler supports."),
+        s.Field("name", s.STRING, "Name of the handler; empty for the default one."),
     ),
-    "",
+    "One runtime handler the node's container runtime offers.",
 )
 
 NodeSwapStatus = s.Struct(
     "io.k8s.api.core.v1.NodeSwapStatus",
-    (s.Field("capacity", s.INT64, ""),),
-    "",
+    (s.Field("capacity", s.INT64, "Total swap memory in bytes."),),
+    "Swap memory of a node.",
 )
 
 NodeSystemInfo = s.Struct(
     "io.k8s.api.core.v1.NodeSystemInfo",
     (
-        s.Field("architecture", s.STRING, "", required=True),
-        s.Field("bootID", s.STRING, "", required=True),
-        s.Field("containerRuntimeVersion", s.STRING, "", required=True),
-        s.Field("kernelVersion", s.STRING, "", required=True),
-        s.Field("kubeProxyVersion", s.STRING, "", required=True),
-        s.Field("kubeletVersion", s.STRING, "", required=True),
-        s.Field("machineID", s.STRING, "", required=True),
-        s.Field("operatingSystem", s.STRING, "", required=True),
-        s.Field("osImage", s.STRING, "", required=True),
-        s.Field("swap", NodeSwapStatus, ""),
-        s.Field("systemUUID", s.STRING, "", required=True),
+        s.Field(
+            "architecture", s.STRING, "CPU architecture, such as amd64 or arm64.", required=True
+        ),
+        s.Field("bootID", s.STRING, "ID that changes on every boot.", required=True),
+        s.Field(
+            "containerRuntimeVersion",
+            s.STRING,
+            "Container runtime name and version, as runtime://version.",
+            required=True,
+        ),
+        s.Field("kernelVersion", s.STRING, "Kernel version, as uname -r shows it.", required=True),
+        s.Field(
+            "kubeProxyVersion",
+            s.STRING,
+            "Deprecated; not reliable and no longer set.",
+            required=True,
+        ),
+        s.Field("kubeletVersion", s.STRING, "Version of the kubelet.", required=True),
+        s.Field(
+            "machineID", s.STRING, "The host's machine ID, from /etc/machine-id.", required=True
+        ),
+        s.Field(
+            "operatingSystem",
+            s.STRING,
+            "Operating system, such as linux or windows.",
+            required=True,
+        ),
+        s.Field(
+            "osImage",
+            s.STRING,
+            "Name of the operating system image, such as a distribution release.",
+            required=True,
+        ),
+        s.Field("swap", NodeSwapStatus, "Swap memory of the node."),
+        s.Field("systemUUID", s.STRING, "UUID of the machine from its firmware.", required=True),
     ),
-    "",
+    "Identifiers and software versions of a node, as its kubelet reports them.",
 )
 
 NodeStatus = s.Struct(
@@ -2997,10 +3181,21 @@ NodeStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Ways to reach the node, such as its host name and internal or external IPs.",
         ),
-        s.Field("allocatable", s.Map(s.Quantity()), ""),
-        s.Field("capacity", s.Map(s.Quantity()), ""),
+        s.Field(
+            "allocatable",
+            s.Map(s.Quantity()),
+            (
+                "Resources left for pods once system reservations are taken "
+                "out; defaults to capacity."
+            ),
+        ),
+        s.Field(
+            "capacity",
+            s.Map(s.Quantity()),
+            "Total resources of the node, such as cpu, memory, pods and ephemeral-storage.",
+        ),
         s.Field(
             "conditions",
             s.List(
@@ -3010,19 +3205,25 @@ NodeStatus = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="type",
             ),
-            "",
+            "Current observations, such as Ready, MemoryPressure, DiskPressure and PIDPressure.",
         ),
-        s.Field("config", NodeConfigStatus, ""),
-        s.Field("daemonEndpoints", NodeDaemonEndpoints, ""),
+        s.Field(
+            "config", NodeConfigStatus, "Deprecated; the state of dynamic kubelet configuration."
+        ),
+        s.Field(
+            "daemonEndpoints",
+            NodeDaemonEndpoints,
+            "Ports of the daemons on the node, such as the kubelet.",
+        ),
         s.Field(
             "features",
             NodeFeatures,
-            "",
+            "Optional kubelet features that this node supports.",
             lifecycle=gated("SupplementalGroupsPolicy"),
             gate="SupplementalGroupsPolicy",
         ),
-        s.Field("images", s.List(ContainerImage), ""),
-        s.Field("nodeInfo", NodeSystemInfo, ""),
+        s.Field("images", s.List(ContainerImage), "Container images held on the node."),
+        s.Field("nodeInfo", NodeSystemInfo, "Identifiers and software versions of the node."),
         s.Field(
             "phase",
             s.Scalar(
@@ -3033,23 +3234,35 @@ NodeStatus = s.Struct(
                     "Terminated",
                 ),
             ),
-            "",
+            "Deprecated and unused; Pending, Running or Terminated.",
         ),
-        s.Field("runtimeHandlers", s.List(NodeRuntimeHandler), ""),
-        s.Field("volumesAttached", s.List(AttachedVolume), ""),
-        s.Field("volumesInUse", s.List(s.STRING), ""),
+        s.Field(
+            "runtimeHandlers",
+            s.List(NodeRuntimeHandler),
+            "Runtime handlers the container runtime offers, with the features of each.",
+        ),
+        s.Field("volumesAttached", s.List(AttachedVolume), "Volumes attached to the node."),
+        s.Field(
+            "volumesInUse",
+            s.List(s.STRING),
+            "Volumes attached to the node and mounted or about to be.",
+        ),
     ),
-    "",
+    "The state of a node as its kubelet and controllers last reported it.",
 )
 
 Node = kind_struct(
     "io.k8s.api.core.v1.Node",
     (("", "v1", "Node"),),
     (
-        s.Field("spec", NodeSpec, ""),
-        s.Field("status", NodeStatus, ""),
+        s.Field("spec", NodeSpec, "How the node is set up for scheduling and networking."),
+        s.Field(
+            "status",
+            NodeStatus,
+            "Capacity, conditions, addresses and software versions reported by the kubelet.",
+        ),
     ),
-    "",
+    "A machine, physical or virtual, whose kubelet runs pods for the cluster.",
 )
 
 NodeInclusionPolicy = s.Scalar(
@@ -3110,45 +3323,62 @@ QuobyteVolumeSource = s.Struct(
 RBDPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.RBDPersistentVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("image", s.STRING, "", required=True),
-        s.Field("keyring", s.STRING, ""),
-        s.Field("monitors", s.List(s.STRING), "", required=True),
-        s.Field("pool", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", SecretReference, ""),
-        s.Field("user", s.STRING, ""),
+        s.Field("fsType", s.STRING, "File system to mount, such as ext4 or xfs. Defaults to ext4."),
+        s.Field("image", s.STRING, "Name of the RBD image.", required=True),
+        s.Field("keyring", s.STRING, "Path to the keyring file. Defaults to /etc/ceph/keyring."),
+        s.Field("monitors", s.List(s.STRING), "Ceph monitor addresses.", required=True),
+        s.Field("pool", s.STRING, "RADOS pool. Defaults to rbd."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field("secretRef", SecretReference, "Secret with the user's key; overrides keyring."),
+        s.Field("user", s.STRING, "RADOS user. Defaults to admin."),
     ),
-    "",
+    "A Ceph RADOS block device, for a persistent volume.",
 )
 
 ScaleIOPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.ScaleIOPersistentVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("gateway", s.STRING, "", required=True),
-        s.Field("protectionDomain", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", SecretReference, "", required=True),
-        s.Field("sslEnabled", s.BOOLEAN, ""),
-        s.Field("storageMode", s.STRING, ""),
-        s.Field("storagePool", s.STRING, ""),
-        s.Field("system", s.STRING, "", required=True),
-        s.Field("volumeName", s.STRING, ""),
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to xfs."),
+        s.Field("gateway", s.STRING, "Host of the ScaleIO gateway to talk to.", required=True),
+        s.Field("protectionDomain", s.STRING, "Protection domain of the storage."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretRef",
+            SecretReference,
+            "Secret with the ScaleIO user's credentials, in any namespace.",
+            required=True,
+        ),
+        s.Field("sslEnabled", s.BOOLEAN, "Use TLS to talk to the gateway. Defaults to false."),
+        s.Field(
+            "storageMode",
+            s.STRING,
+            "ThickProvisioned or ThinProvisioned. Defaults to ThinProvisioned.",
+        ),
+        s.Field("storagePool", s.STRING, "Storage pool in the protection domain."),
+        s.Field("system", s.STRING, "Name of the storage system.", required=True),
+        s.Field("volumeName", s.STRING, "An existing ScaleIO volume to use."),
     ),
-    "",
+    "A ScaleIO volume, for a persistent volume.",
 )
 
 StorageOSPersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.StorageOSPersistentVolumeSource",
     (
-        s.Field("fsType", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
-        s.Field("secretRef", core_v1_endpoints.ObjectReference, ""),
-        s.Field("volumeName", s.STRING, ""),
-        s.Field("volumeNamespace", s.STRING, ""),
+        s.Field("fsType", s.STRING, "File system to mount. Defaults to ext4."),
+        s.Field("readOnly", s.BOOLEAN, "Mount read-only. Defaults to false."),
+        s.Field(
+            "secretRef",
+            core_v1_endpoints.ObjectReference,
+            "Secret with the StorageOS API credentials.",
+        ),
+        s.Field("volumeName", s.STRING, "Name of the volume within its namespace."),
+        s.Field(
+            "volumeNamespace",
+            s.STRING,
+            "StorageOS namespace of the volume; defaults to the pod's namespace.",
+        ),
     ),
-    "",
+    "A StorageOS volume, for a persistent volume.",
 )
 
 VsphereVirtualDiskVolumeSource = s.Struct(
@@ -3165,61 +3395,138 @@ VsphereVirtualDiskVolumeSource = s.Struct(
 PersistentVolumeSource = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeSource",
     (
-        s.Field("awsElasticBlockStore", AWSElasticBlockStoreVolumeSource, ""),
-        s.Field("azureDisk", AzureDiskVolumeSource, ""),
-        s.Field("azureFile", AzureFilePersistentVolumeSource, ""),
-        s.Field("cephfs", CephFSPersistentVolumeSource, ""),
-        s.Field("cinder", CinderPersistentVolumeSource, ""),
-        s.Field("csi", CSIPersistentVolumeSource, ""),
-        s.Field("fc", FCVolumeSource, ""),
-        s.Field("flexVolume", FlexPersistentVolumeSource, ""),
-        s.Field("flocker", FlockerVolumeSource, ""),
-        s.Field("gcePersistentDisk", GCEPersistentDiskVolumeSource, ""),
-        s.Field("glusterfs", GlusterfsPersistentVolumeSource, ""),
-        s.Field("hostPath", HostPathVolumeSource, ""),
-        s.Field("iscsi", ISCSIPersistentVolumeSource, ""),
-        s.Field("local", LocalVolumeSource, ""),
-        s.Field("nfs", NFSVolumeSource, ""),
-        s.Field("photonPersistentDisk", PhotonPersistentDiskVolumeSource, ""),
-        s.Field("portworxVolume", PortworxVolumeSource, ""),
-        s.Field("quobyte", QuobyteVolumeSource, ""),
-        s.Field("rbd", RBDPersistentVolumeSource, ""),
-        s.Field("scaleIO", ScaleIOPersistentVolumeSource, ""),
-        s.Field("storageos", StorageOSPersistentVolumeSource, ""),
-        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, ""),
+        s.Field(
+            "awsElasticBlockStore",
+            AWSElasticBlockStoreVolumeSource,
+            "Deprecated; an AWS EBS volume (now served by a CSI driver).",
+        ),
+        s.Field("azureDisk", AzureDiskVolumeSource, "Deprecated; an Azure data disk."),
+        s.Field("azureFile", AzureFilePersistentVolumeSource, "Deprecated; an Azure File share."),
+        s.Field("cephfs", CephFSPersistentVolumeSource, "Deprecated; a CephFS mount."),
+        s.Field("cinder", CinderPersistentVolumeSource, "Deprecated; an OpenStack Cinder volume."),
+        s.Field(
+            "csi",
+            CSIPersistentVolumeSource,
+            "A volume that a CSI driver, installed on the nodes, serves.",
+        ),
+        s.Field("fc", FCVolumeSource, "A Fibre Channel disk."),
+        s.Field(
+            "flexVolume",
+            FlexPersistentVolumeSource,
+            "Deprecated; a volume handled by a FlexVolume driver.",
+        ),
+        s.Field("flocker", FlockerVolumeSource, "Removed; a Flocker dataset."),
+        s.Field(
+            "gcePersistentDisk",
+            GCEPersistentDiskVolumeSource,
+            "Deprecated; a Google Compute Engine persistent disk (now served by a CSI driver).",
+        ),
+        s.Field("glusterfs", GlusterfsPersistentVolumeSource, "Removed; a GlusterFS volume."),
+        s.Field(
+            "hostPath",
+            HostPathVolumeSource,
+            "A directory on one node; only for single-node testing.",
+        ),
+        s.Field("iscsi", ISCSIPersistentVolumeSource, "An iSCSI disk."),
+        s.Field(
+            "local",
+            LocalVolumeSource,
+            "A disk, partition or directory attached to one node; needs nodeAffinity.",
+        ),
+        s.Field("nfs", NFSVolumeSource, "An NFS share."),
+        s.Field(
+            "photonPersistentDisk",
+            PhotonPersistentDiskVolumeSource,
+            "Removed; a Photon Controller disk.",
+        ),
+        s.Field("portworxVolume", PortworxVolumeSource, "Deprecated; a Portworx volume."),
+        s.Field("quobyte", QuobyteVolumeSource, "Removed; a Quobyte volume."),
+        s.Field("rbd", RBDPersistentVolumeSource, "Deprecated; a Ceph RBD image."),
+        s.Field("scaleIO", ScaleIOPersistentVolumeSource, "Removed; a ScaleIO volume."),
+        s.Field("storageos", StorageOSPersistentVolumeSource, "Removed; a StorageOS volume."),
+        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, "Deprecated; a vSphere disk."),
     ),
-    "",
+    "The storage behind a persistent volume; exactly one member is set.",
 )
 
 VolumeNodeAffinity = s.Struct(
     "io.k8s.api.core.v1.VolumeNodeAffinity",
-    (s.Field("required", NodeSelector, ""),),
-    "",
+    (
+        s.Field(
+            "required",
+            NodeSelector,
+            "Node selector terms; the volume is usable only from nodes that match.",
+        ),
+    ),
+    "Limits the nodes a persistent volume can be used from.",
 )
 
 PersistentVolumeSpec = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeSpec",
     (
-        s.Field("accessModes", s.List(s.STRING), ""),
-        s.Field("awsElasticBlockStore", AWSElasticBlockStoreVolumeSource, ""),
-        s.Field("azureDisk", AzureDiskVolumeSource, ""),
-        s.Field("azureFile", AzureFilePersistentVolumeSource, ""),
-        s.Field("capacity", s.Map(s.Quantity()), ""),
-        s.Field("cephfs", CephFSPersistentVolumeSource, ""),
-        s.Field("cinder", CinderPersistentVolumeSource, ""),
-        s.Field("claimRef", core_v1_endpoints.ObjectReference, ""),
-        s.Field("csi", CSIPersistentVolumeSource, ""),
-        s.Field("fc", FCVolumeSource, ""),
-        s.Field("flexVolume", FlexPersistentVolumeSource, ""),
-        s.Field("flocker", FlockerVolumeSource, ""),
-        s.Field("gcePersistentDisk", GCEPersistentDiskVolumeSource, ""),
-        s.Field("glusterfs", GlusterfsPersistentVolumeSource, ""),
-        s.Field("hostPath", HostPathVolumeSource, ""),
-        s.Field("iscsi", ISCSIPersistentVolumeSource, ""),
-        s.Field("local", LocalVolumeSource, ""),
-        s.Field("mountOptions", s.List(s.STRING), ""),
-        s.Field("nfs", NFSVolumeSource, ""),
-        s.Field("nodeAffinity", VolumeNodeAffinity, ""),
+        s.Field(
+            "accessModes",
+            s.List(s.STRING),
+            (
+                "How the volume may be mounted; ReadWriteOnce, ReadOnlyMany, "
+                "ReadWriteMany or ReadWriteOncePod."
+            ),
+        ),
+        s.Field(
+            "awsElasticBlockStore",
+            AWSElasticBlockStoreVolumeSource,
+            "Deprecated; an AWS EBS volume (now served by a CSI driver).",
+        ),
+        s.Field("azureDisk", AzureDiskVolumeSource, "Deprecated; an Azure data disk."),
+        s.Field("azureFile", AzureFilePersistentVolumeSource, "Deprecated; an Azure File share."),
+        s.Field("capacity", s.Map(s.Quantity()), "Size of the volume, as the storage resource."),
+        s.Field("cephfs", CephFSPersistentVolumeSource, "Deprecated; a CephFS mount."),
+        s.Field("cinder", CinderPersistentVolumeSource, "Deprecated; an OpenStack Cinder volume."),
+        s.Field(
+            "claimRef",
+            core_v1_endpoints.ObjectReference,
+            "The claim this volume is bound to, or reserved for before binding.",
+        ),
+        s.Field(
+            "csi",
+            CSIPersistentVolumeSource,
+            "A volume that a CSI driver, installed on the nodes, serves.",
+        ),
+        s.Field("fc", FCVolumeSource, "A Fibre Channel disk."),
+        s.Field(
+            "flexVolume",
+            FlexPersistentVolumeSource,
+            "Deprecated; a volume handled by a FlexVolume driver.",
+        ),
+        s.Field("flocker", FlockerVolumeSource, "Removed; a Flocker dataset."),
+        s.Field(
+            "gcePersistentDisk",
+            GCEPersistentDiskVolumeSource,
+            "Deprecated; a Google Compute Engine persistent disk (now served by a CSI driver).",
+        ),
+        s.Field("glusterfs", GlusterfsPersistentVolumeSource, "Removed; a GlusterFS volume."),
+        s.Field(
+            "hostPath",
+            HostPathVolumeSource,
+            "A directory on one node; only for single-node testing.",
+        ),
+        s.Field("iscsi", ISCSIPersistentVolumeSource, "An iSCSI disk."),
+        s.Field(
+            "local",
+            LocalVolumeSource,
+            "A disk, partition or directory attached to one node; needs nodeAffinity.",
+        ),
+        s.Field(
+            "mountOptions",
+            s.List(s.STRING),
+            "Extra mount flags used whenever the volume is mounted; not checked by the server.",
+        ),
+        s.Field("nfs", NFSVolumeSource, "An NFS share."),
+        s.Field(
+            "nodeAffinity",
+            VolumeNodeAffinity,
+            "Nodes from which the volume can be reached; pods using it are scheduled there.",
+        ),
         s.Field(
             "persistentVolumeReclaimPolicy",
             s.Scalar(
@@ -3230,19 +3537,34 @@ PersistentVolumeSpec = s.Struct(
                     "Retain",
                 ),
             ),
-            "",
+            (
+                "What happens once the claim is deleted; Retain (the default "
+                "for volumes made by hand), Delete, or the deprecated "
+                "Recycle."
+            ),
         ),
-        s.Field("photonPersistentDisk", PhotonPersistentDiskVolumeSource, ""),
-        s.Field("portworxVolume", PortworxVolumeSource, ""),
-        s.Field("quobyte", QuobyteVolumeSource, ""),
-        s.Field("rbd", RBDPersistentVolumeSource, ""),
-        s.Field("scaleIO", ScaleIOPersistentVolumeSource, ""),
-        s.Field("storageClassName", s.STRING, ""),
-        s.Field("storageos", StorageOSPersistentVolumeSource, ""),
+        s.Field(
+            "photonPersistentDisk",
+            PhotonPersistentDiskVolumeSource,
+            "Removed; a Photon Controller disk.",
+        ),
+        s.Field("portworxVolume", PortworxVolumeSource, "Deprecated; a Portworx volume."),
+        s.Field("quobyte", QuobyteVolumeSource, "Removed; a Quobyte volume."),
+        s.Field("rbd", RBDPersistentVolumeSource, "Deprecated; a Ceph RBD image."),
+        s.Field("scaleIO", ScaleIOPersistentVolumeSource, "Removed; a ScaleIO volume."),
+        s.Field(
+            "storageClassName",
+            s.STRING,
+            (
+                'StorageClass the volume belongs to; "" means none, and only '
+                "claims asking for no class can bind it."
+            ),
+        ),
+        s.Field("storageos", StorageOSPersistentVolumeSource, "Removed; a StorageOS volume."),
         s.Field(
             "volumeAttributesClassName",
             s.STRING,
-            "",
+            ('VolumeAttributesClass whose mutable attributes the volume has; "" is not allowed.'),
             lifecycle=gated("VolumeAttributesClass"),
             gate="VolumeAttributesClass",
         ),
@@ -3255,11 +3577,11 @@ PersistentVolumeSpec = s.Struct(
                     "Filesystem",
                 ),
             ),
-            "",
+            "Filesystem (the default) or Block, for a raw block device.",
         ),
-        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, ""),
+        s.Field("vsphereVolume", VsphereVirtualDiskVolumeSource, "Deprecated; a vSphere disk."),
     ),
-    "",
+    "What a PersistentVolume offers; exactly one storage source must be set.",
 )
 
 PersistentVolumePhase = s.Scalar(
@@ -3275,8 +3597,12 @@ PersistentVolumePhase = s.Scalar(
 PersistentVolumeStatus = s.Struct(
     "io.k8s.api.core.v1.PersistentVolumeStatus",
     (
-        s.Field("lastPhaseTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
+        s.Field(
+            "lastPhaseTransitionTime",
+            s.Time(),
+            "When the phase last changed; reset whenever the phase is set.",
+        ),
+        s.Field("message", s.STRING, "Human-readable details of the current phase."),
         s.Field(
             "phase",
             s.Scalar(
@@ -3289,21 +3615,35 @@ PersistentVolumeStatus = s.Struct(
                     "Released",
                 ),
             ),
-            "",
+            (
+                "Pending, Available (not bound), Bound, Released (claim "
+                "deleted, not yet reclaimed) or Failed."
+            ),
         ),
-        s.Field("reason", s.STRING, ""),
+        s.Field("reason", s.STRING, "Short CamelCase reason for a failure."),
     ),
-    "",
+    "Where a PersistentVolume is in its life cycle.",
 )
 
 PersistentVolume = kind_struct(
     "io.k8s.api.core.v1.PersistentVolume",
     (("", "v1", "PersistentVolume"),),
     (
-        s.Field("spec", PersistentVolumeSpec, ""),
-        s.Field("status", PersistentVolumeStatus, ""),
+        s.Field(
+            "spec",
+            PersistentVolumeSpec,
+            "Where the storage lives, how large it is and how it may be used.",
+        ),
+        s.Field(
+            "status",
+            PersistentVolumeStatus,
+            "The volume's phase in its binding life cycle, set by the volume controller.",
+        ),
     ),
-    "",
+    (
+        "A piece of storage in the cluster, made by an administrator "
+        "or a provisioner, that one claim at a time can bind to."
+    ),
 )
 
 PersistentVolumeClaimCondition = s.Struct(
@@ -3414,8 +3754,9 @@ PersistentVolumeClaim = kind_struct(
         ),
     ),
     (
-        "A request for storage; used here as a template for the "
-        "claims a StatefulSet makes for each pod."
+        "A namespaced request for storage that binds to one "
+        "PersistentVolume; also the template of the claims a "
+        "StatefulSet makes."
     ),
 )
 
@@ -3909,7 +4250,7 @@ VolumeSource = s.Struct(
         s.Field("cephfs", CephFSVolumeSource, "Deprecated; a CephFS mount."),
         s.Field("cinder", CinderVolumeSource, "Deprecated; an OpenStack Cinder volume."),
         s.Field("configMap", ConfigMapVolumeSource, "The keys of a ConfigMap, as files."),
-        s.Field("csi", CSIVolumeSource, "An ephemeral volume provided by a CSI driver."),
+        s.Field("csi", CSIVolumeSource, "An ephemeral volume that a CSI driver supplies."),
         s.Field("downwardAPI", DownwardAPIVolumeSource, "Fields of the pod itself, as files."),
         s.Field(
             "emptyDir",
@@ -3990,7 +4331,7 @@ Volume = s.Struct(
         s.Field("cephfs", CephFSVolumeSource, "Deprecated; a CephFS mount."),
         s.Field("cinder", CinderVolumeSource, "Deprecated; an OpenStack Cinder volume."),
         s.Field("configMap", ConfigMapVolumeSource, "The keys of a ConfigMap, as files."),
-        s.Field("csi", CSIVolumeSource, "An ephemeral volume provided by a CSI driver."),
+        s.Field("csi", CSIVolumeSource, "An ephemeral volume that a CSI driver supplies."),
         s.Field("downwardAPI", DownwardAPIVolumeSource, "Fields of the pod itself, as files."),
         s.Field(
             "emptyDir",
@@ -4694,7 +5035,7 @@ ScopedResourceSelectorRequirement = s.Struct(
                     "NotIn",
                 ),
             ),
-            "",
+            "In, NotIn, Exists or DoesNotExist.",
             required=True,
         ),
         s.Field(
@@ -4711,48 +5052,82 @@ ScopedResourceSelectorRequirement = s.Struct(
                     "VolumeAttributesClass",
                 ),
             ),
-            "",
+            "The scope the expression tests, such as PriorityClass.",
             required=True,
         ),
-        s.Field("values", s.List(s.STRING), ""),
+        s.Field(
+            "values",
+            s.List(s.STRING),
+            (
+                "Values for In and NotIn, which need at least one; must be "
+                "empty for Exists and DoesNotExist."
+            ),
+        ),
     ),
-    "",
+    "One scope expression of a ResourceQuota.",
 )
 
 ScopeSelector = s.Struct(
     "io.k8s.api.core.v1.ScopeSelector",
-    (s.Field("matchExpressions", s.List(ScopedResourceSelectorRequirement), ""),),
-    "",
+    (s.Field("matchExpressions", s.List(ScopedResourceSelectorRequirement), "The expressions."),),
+    "Scope expressions for a ResourceQuota, all of which must match.",
     map_type="atomic",
 )
 
 ResourceQuotaSpec = s.Struct(
     "io.k8s.api.core.v1.ResourceQuotaSpec",
     (
-        s.Field("hard", s.Map(s.Quantity()), ""),
-        s.Field("scopeSelector", ScopeSelector, ""),
-        s.Field("scopes", s.List(s.STRING), ""),
+        s.Field(
+            "hard",
+            s.Map(s.Quantity()),
+            (
+                "Upper bounds by resource name, such as requests.cpu, "
+                "limits.memory, pods or count/deployments.apps."
+            ),
+        ),
+        s.Field(
+            "scopeSelector",
+            ScopeSelector,
+            "Scope filters written as expressions; every expression must match.",
+        ),
+        s.Field(
+            "scopes",
+            s.List(s.STRING),
+            (
+                "Filters on which objects are counted; every scope must "
+                "match. Such as Terminating, NotTerminating, BestEffort, "
+                "NotBestEffort or PriorityClass."
+            ),
+        ),
     ),
-    "",
+    "The limits a ResourceQuota sets.",
 )
 
 ResourceQuotaStatus = s.Struct(
     "io.k8s.api.core.v1.ResourceQuotaStatus",
     (
-        s.Field("hard", s.Map(s.Quantity()), ""),
-        s.Field("used", s.Map(s.Quantity()), ""),
+        s.Field("hard", s.Map(s.Quantity()), "The limits in force."),
+        s.Field(
+            "used",
+            s.Map(s.Quantity()),
+            "What the namespace currently uses of each limited resource.",
+        ),
     ),
-    "",
+    "Limits and usage of a ResourceQuota.",
 )
 
 ResourceQuota = kind_struct(
     "io.k8s.api.core.v1.ResourceQuota",
     (("", "v1", "ResourceQuota"),),
     (
-        s.Field("spec", ResourceQuotaSpec, ""),
-        s.Field("status", ResourceQuotaStatus, ""),
+        s.Field("spec", ResourceQuotaSpec, "The limits, and which objects they apply to."),
+        s.Field(
+            "status",
+            ResourceQuotaStatus,
+            "The limits in force and current usage, kept up to date by the quota controller.",
+        ),
     ),
-    "",
+    "Caps the total resources and object counts used in one namespace.",
 )
 
 ResourceQuotaList = list_struct(ResourceQuota)
@@ -5105,16 +5480,29 @@ ServiceList = list_struct(Service)
 TopologySelectorLabelRequirement = s.Struct(
     "io.k8s.api.core.v1.TopologySelectorLabelRequirement",
     (
-        s.Field("key", s.STRING, "", required=True),
-        s.Field("values", s.List(s.STRING), "", required=True),
+        s.Field(
+            "key",
+            s.STRING,
+            "The topology label key, such as topology.kubernetes.io/zone.",
+            required=True,
+        ),
+        s.Field(
+            "values", s.List(s.STRING), "Values the label may have; one must match.", required=True
+        ),
     ),
-    "",
+    "One topology label and the values it may have.",
 )
 
 TopologySelectorTerm = s.Struct(
     "io.k8s.api.core.v1.TopologySelectorTerm",
-    (s.Field("matchLabelExpressions", s.List(TopologySelectorLabelRequirement), ""),),
-    "",
+    (
+        s.Field(
+            "matchLabelExpressions",
+            s.List(TopologySelectorLabelRequirement),
+            "Topology label requirements, all of which must match.",
+        ),
+    ),
+    "A set of topology requirements that must all hold.",
     map_type="atomic",
 )
 

@@ -357,7 +357,7 @@ DeploymentStatus = s.Struct(
         s.Field(
             "updatedReplicas",
             s.INT32,
-            "Number of non-terminating pods that run the current template.",
+            "How many pods, not counting terminating ones, run the current template.",
         ),
     ),
     "The observed state of a Deployment.",
@@ -406,27 +406,64 @@ DeploymentRollback = s.Struct(
 IPBlock = s.Struct(
     "io.k8s.api.extensions.v1beta1.IPBlock",
     (
-        s.Field("cidr", s.STRING, "", required=True),
-        s.Field("except", s.List(s.STRING), ""),
+        s.Field(
+            "cidr",
+            s.STRING,
+            "The range, in CIDR form such as 10.0.0.0/16 or 2001:db8::/64.",
+            required=True,
+        ),
+        s.Field(
+            "except",
+            s.List(s.STRING),
+            "Sub-ranges of cidr to leave out; each must lie inside cidr.",
+        ),
     ),
-    "",
+    "A range of IP addresses for a NetworkPolicy rule.",
 )
 
 NetworkPolicyPeer = s.Struct(
     "io.k8s.api.extensions.v1beta1.NetworkPolicyPeer",
     (
-        s.Field("ipBlock", IPBlock, ""),
-        s.Field("namespaceSelector", meta.LabelSelector, ""),
-        s.Field("podSelector", meta.LabelSelector, ""),
+        s.Field("ipBlock", IPBlock, "A CIDR range, with holes cut out of it."),
+        s.Field(
+            "namespaceSelector",
+            meta.LabelSelector,
+            (
+                "Picks namespaces by label; with podSelector, only the "
+                "matching pods in them count, otherwise all their pods."
+            ),
+        ),
+        s.Field(
+            "podSelector",
+            meta.LabelSelector,
+            (
+                "Picks pods by label, in the policy's namespace unless "
+                "namespaceSelector is also set."
+            ),
+        ),
     ),
-    "",
+    (
+        "A set of traffic endpoints; set either ipBlock alone, or "
+        "podSelector and/or namespaceSelector."
+    ),
 )
 
 NetworkPolicyPort = s.Struct(
     "io.k8s.api.extensions.v1beta1.NetworkPolicyPort",
     (
-        s.Field("endPort", s.INT32, ""),
-        s.Field("port", s.IntOrString(), ""),
+        s.Field(
+            "endPort",
+            s.INT32,
+            (
+                "Last port of a range starting at port; port must then be a "
+                "number no greater than endPort."
+            ),
+        ),
+        s.Field(
+            "port",
+            s.IntOrString(),
+            "Port number or named container port; unset means every port of the protocol.",
+        ),
         s.Field(
             "protocol",
             s.Scalar(
@@ -437,46 +474,101 @@ NetworkPolicyPort = s.Struct(
                     "UDP",
                 ),
             ),
-            "",
+            "TCP (the default), UDP or SCTP.",
         ),
     ),
-    "",
+    "A protocol and port, or range of ports, that a rule opens.",
 )
 
 NetworkPolicyEgressRule = s.Struct(
     "io.k8s.api.extensions.v1beta1.NetworkPolicyEgressRule",
     (
-        s.Field("ports", s.List(NetworkPolicyPort), ""),
-        s.Field("to", s.List(NetworkPolicyPeer), ""),
+        s.Field(
+            "ports",
+            s.List(NetworkPolicyPort),
+            "Destination ports the rule opens; empty or unset means every port.",
+        ),
+        s.Field(
+            "to",
+            s.List(NetworkPolicyPeer),
+            "Destinations the traffic may go to; empty or unset means any destination.",
+        ),
     ),
-    "",
+    "One kind of outbound traffic a NetworkPolicy allows.",
 )
 
 NetworkPolicyIngressRule = s.Struct(
     "io.k8s.api.extensions.v1beta1.NetworkPolicyIngressRule",
     (
-        s.Field("from", s.List(NetworkPolicyPeer), ""),
-        s.Field("ports", s.List(NetworkPolicyPort), ""),
+        s.Field(
+            "from",
+            s.List(NetworkPolicyPeer),
+            "Sources the traffic may come from; empty or unset means any source.",
+        ),
+        s.Field(
+            "ports",
+            s.List(NetworkPolicyPort),
+            "Destination ports the rule opens; empty or unset means every port.",
+        ),
     ),
-    "",
+    "One kind of inbound traffic a NetworkPolicy allows.",
 )
 
 NetworkPolicySpec = s.Struct(
     "io.k8s.api.extensions.v1beta1.NetworkPolicySpec",
     (
-        s.Field("egress", s.List(NetworkPolicyEgressRule), ""),
-        s.Field("ingress", s.List(NetworkPolicyIngressRule), ""),
-        s.Field("podSelector", meta.LabelSelector, "", required=True),
-        s.Field("policyTypes", s.List(s.STRING), ""),
+        s.Field(
+            "egress",
+            s.List(NetworkPolicyEgressRule),
+            (
+                "Outbound traffic let through from the covered pods; a pod "
+                "covered by any egress policy gets only what some policy "
+                "allows."
+            ),
+        ),
+        s.Field(
+            "ingress",
+            s.List(NetworkPolicyIngressRule),
+            (
+                "Inbound traffic let through to the covered pods; a pod "
+                "covered by any ingress policy gets only what some policy "
+                "allows."
+            ),
+        ),
+        s.Field(
+            "podSelector",
+            meta.LabelSelector,
+            (
+                "Labels of the pods in this namespace the policy covers; an "
+                "empty selector covers every pod."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "policyTypes",
+            s.List(s.STRING),
+            (
+                "Directions the policy restricts; Ingress, Egress or both. "
+                "When unset, Ingress always and Egress too if egress rules "
+                "are given."
+            ),
+        ),
     ),
-    "",
+    "Which pods a NetworkPolicy covers and what traffic it allows.",
 )
 
 NetworkPolicy = kind_struct(
     "io.k8s.api.extensions.v1beta1.NetworkPolicy",
     (("extensions", "v1beta1", "NetworkPolicy"),),
-    (s.Field("spec", NetworkPolicySpec, ""),),
-    "",
+    (
+        s.Field(
+            "spec", NetworkPolicySpec, "The pods the policy covers and the traffic it lets through."
+        ),
+    ),
+    (
+        "Limits which traffic may reach, or leave, a set of pods in "
+        "one namespace; enforced by the network plugin."
+    ),
 )
 
 NetworkPolicyList = list_struct(NetworkPolicy)

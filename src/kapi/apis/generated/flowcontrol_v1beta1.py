@@ -17,179 +17,365 @@ from kapi.runtime.meta import kind_struct, list_struct
 ExemptPriorityLevelConfiguration = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.ExemptPriorityLevelConfiguration",
     (
-        s.Field("lendablePercent", s.INT32, ""),
-        s.Field("nominalConcurrencyShares", s.INT32, ""),
+        s.Field(
+            "lendablePercent",
+            s.INT32,
+            "Share of this level's seats, 0 to 100, that other levels may borrow. Defaults to 0.",
+        ),
+        s.Field(
+            "nominalConcurrencyShares",
+            s.INT32,
+            (
+                "Weight counted for this level when splitting concurrency; "
+                "its seats are only lent out. Defaults to 0."
+            ),
+        ),
     ),
-    "",
+    "Borrowing settings of an Exempt priority level, whose requests are never held back.",
 )
 
 FlowDistinguisherMethod = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.FlowDistinguisherMethod",
-    (s.Field("type", s.STRING, "", required=True),),
-    "",
+    (s.Field("type", s.STRING, "ByUser or ByNamespace. Required.", required=True),),
+    "What tells one flow apart from another within a FlowSchema.",
 )
 
 NonResourcePolicyRule = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.NonResourcePolicyRule",
     (
-        s.Field("nonResourceURLs", s.List(s.STRING, list_type="set"), "", required=True),
-        s.Field("verbs", s.List(s.STRING, list_type="set"), "", required=True),
+        s.Field(
+            "nonResourceURLs",
+            s.List(s.STRING, list_type="set"),
+            (
+                'Paths to match; a trailing "/*" matches everything under a '
+                'prefix, and "*" matches every path. Required.'
+            ),
+            required=True,
+        ),
+        s.Field(
+            "verbs",
+            s.List(s.STRING, list_type="set"),
+            'Verbs to match, such as get; "*" matches all. Required.',
+            required=True,
+        ),
     ),
-    "",
+    "Matches requests for paths that are not resources, such as /healthz.",
 )
 
 ResourcePolicyRule = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.ResourcePolicyRule",
     (
-        s.Field("apiGroups", s.List(s.STRING, list_type="set"), "", required=True),
-        s.Field("clusterScope", s.BOOLEAN, ""),
-        s.Field("namespaces", s.List(s.STRING, list_type="set"), ""),
-        s.Field("resources", s.List(s.STRING, list_type="set"), "", required=True),
-        s.Field("verbs", s.List(s.STRING, list_type="set"), "", required=True),
+        s.Field(
+            "apiGroups",
+            s.List(s.STRING, list_type="set"),
+            ('API groups to match; "" is the core group and "*" matches all. Required.'),
+            required=True,
+        ),
+        s.Field(
+            "clusterScope",
+            s.BOOLEAN,
+            (
+                "Whether requests that name no namespace match, such as those "
+                "for cluster-scoped objects or listing across namespaces."
+            ),
+        ),
+        s.Field(
+            "namespaces",
+            s.List(s.STRING, list_type="set"),
+            (
+                'Namespaces whose requests match; "*" matches any namespace '
+                "but not requests without one."
+            ),
+        ),
+        s.Field(
+            "resources",
+            s.List(s.STRING, list_type="set"),
+            (
+                "Resources to match, lowercase plural with an optional "
+                '/subresource; "*" matches all. Required.'
+            ),
+            required=True,
+        ),
+        s.Field(
+            "verbs",
+            s.List(s.STRING, list_type="set"),
+            ('Verbs to match; "*" matches all and must then be the only entry. Required.'),
+            required=True,
+        ),
     ),
-    "",
+    "Matches requests for resources by verb, API group, resource and namespace.",
 )
 
 GroupSubject = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.GroupSubject",
-    (s.Field("name", s.STRING, "", required=True),),
-    "",
+    (
+        s.Field(
+            "name",
+            s.STRING,
+            ('Group name, for example system:authenticated; "*" matches every group. Required.'),
+            required=True,
+        ),
+    ),
+    "A group matched by a flow rule.",
 )
 
 ServiceAccountSubject = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.ServiceAccountSubject",
     (
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("namespace", s.STRING, "", required=True),
+        s.Field(
+            "name",
+            s.STRING,
+            ('Name of the service account; "*" matches every one in the namespace. Required.'),
+            required=True,
+        ),
+        s.Field(
+            "namespace", s.STRING, "Namespace of the service account. Required.", required=True
+        ),
     ),
-    "",
+    "A service account matched by a flow rule.",
 )
 
 UserSubject = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.UserSubject",
-    (s.Field("name", s.STRING, "", required=True),),
-    "",
+    (s.Field("name", s.STRING, 'User name; "*" matches every user. Required.', required=True),),
+    "A user matched by a flow rule.",
 )
 
 Subject = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.Subject",
     (
-        s.Field("group", GroupSubject, ""),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("serviceAccount", ServiceAccountSubject, ""),
-        s.Field("user", UserSubject, ""),
+        s.Field("group", GroupSubject, "The group to match, when kind is Group."),
+        s.Field("kind", s.STRING, "User, Group or ServiceAccount. Required.", required=True),
+        s.Field(
+            "serviceAccount",
+            ServiceAccountSubject,
+            "The service account to match, when kind is ServiceAccount.",
+        ),
+        s.Field("user", UserSubject, "The user to match, when kind is User."),
     ),
-    "",
+    "The user, group or service account that a flow rule matches; kind says which field is set.",
 )
 
 PolicyRulesWithSubjects = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.PolicyRulesWithSubjects",
     (
-        s.Field("nonResourceRules", s.List(NonResourcePolicyRule), ""),
-        s.Field("resourceRules", s.List(ResourcePolicyRule), ""),
-        s.Field("subjects", s.List(Subject), "", required=True),
+        s.Field(
+            "nonResourceRules",
+            s.List(NonResourcePolicyRule),
+            "Requests for non-resource paths matched by the rule.",
+        ),
+        s.Field(
+            "resourceRules", s.List(ResourcePolicyRule), "Resource requests matched by the rule."
+        ),
+        s.Field(
+            "subjects",
+            s.List(Subject),
+            "Users, groups and service accounts the rule applies to; at least one. Required.",
+            required=True,
+        ),
     ),
-    "",
+    "A rule that matches a request when both its subject and its target match.",
 )
 
 PriorityLevelConfigurationReference = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationReference",
-    (s.Field("name", s.STRING, "", required=True),),
-    "",
+    (
+        s.Field(
+            "name", s.STRING, "Name of the PriorityLevelConfiguration. Required.", required=True
+        ),
+    ),
+    "Names the priority level a FlowSchema uses.",
 )
 
 FlowSchemaSpec = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.FlowSchemaSpec",
     (
-        s.Field("distinguisherMethod", FlowDistinguisherMethod, ""),
-        s.Field("matchingPrecedence", s.INT32, ""),
         s.Field(
-            "priorityLevelConfiguration", PriorityLevelConfigurationReference, "", required=True
+            "distinguisherMethod",
+            FlowDistinguisherMethod,
+            (
+                "How matching requests are split into flows, by user or by "
+                "namespace; unset puts them all in one flow."
+            ),
         ),
-        s.Field("rules", s.List(PolicyRulesWithSubjects), ""),
+        s.Field(
+            "matchingPrecedence",
+            s.INT32,
+            (
+                "Order in which schemas are tried, lowest number first; "
+                "between 1 and 10000. Defaults to 1000."
+            ),
+        ),
+        s.Field(
+            "priorityLevelConfiguration",
+            PriorityLevelConfigurationReference,
+            "The priority level that matching requests are handled at. Required.",
+            required=True,
+        ),
+        s.Field(
+            "rules",
+            s.List(PolicyRulesWithSubjects),
+            "Requests match when any rule matches; an empty list matches nothing.",
+        ),
     ),
-    "",
+    "The requests a FlowSchema matches and how it groups them.",
 )
 
 FlowSchemaCondition = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.FlowSchemaCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, ""),
-        s.Field("type", s.STRING, ""),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "Whether the condition holds; True, False or Unknown."),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "Kind of condition, for example Dangling when the named "
+                "priority level does not exist."
+            ),
+        ),
     ),
-    "",
+    "One observation about a FlowSchema.",
 )
 
 FlowSchemaStatus = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.FlowSchemaStatus",
-    (s.Field("conditions", s.List(FlowSchemaCondition, list_type="map", map_keys=("type",)), ""),),
-    "",
+    (
+        s.Field(
+            "conditions",
+            s.List(FlowSchemaCondition, list_type="map", map_keys=("type",)),
+            "Current observations about the schema.",
+        ),
+    ),
+    "What the API servers observe about a FlowSchema.",
 )
 
 FlowSchema = kind_struct(
     "io.k8s.api.flowcontrol.v1beta1.FlowSchema",
     (("flowcontrol.apiserver.k8s.io", "v1beta1", "FlowSchema"),),
     (
-        s.Field("spec", FlowSchemaSpec, ""),
-        s.Field("status", FlowSchemaStatus, ""),
+        s.Field(
+            "spec", FlowSchemaSpec, "Which requests the schema matches and where it sends them."
+        ),
+        s.Field(
+            "status", FlowSchemaStatus, "Conditions written by the API servers, such as Dangling."
+        ),
     ),
-    "",
+    "Sorts incoming API requests into flows and sends them to a priority level.",
 )
 
 FlowSchemaList = list_struct(FlowSchema)
 QueuingConfiguration = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.QueuingConfiguration",
     (
-        s.Field("handSize", s.INT32, ""),
-        s.Field("queueLengthLimit", s.INT32, ""),
-        s.Field("queues", s.INT32, ""),
+        s.Field(
+            "handSize",
+            s.INT32,
+            (
+                "Queues dealt to each flow, the shortest of which gets its "
+                "request; at most the number of queues. Defaults to 8."
+            ),
+        ),
+        s.Field(
+            "queueLengthLimit",
+            s.INT32,
+            "Most requests waiting in one queue before more are refused. Defaults to 50.",
+        ),
+        s.Field(
+            "queues", s.INT32, ("Number of queues; 1 turns off shuffle sharding. Defaults to 64.")
+        ),
     ),
-    "",
+    "The queues of a Limited priority level that queues.",
 )
 
 LimitResponse = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.LimitResponse",
     (
-        s.Field("queuing", QueuingConfiguration, ""),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field("queuing", QueuingConfiguration, "Queue sizes; set only when type is Queue."),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "Queue to hold them in queues, or Reject to refuse them at "
+                "once with status 429. Required."
+            ),
+            required=True,
+        ),
     ),
-    "",
+    "How a Limited level handles requests beyond its concurrency.",
 )
 
 LimitedPriorityLevelConfiguration = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration",
     (
-        s.Field("assuredConcurrencyShares", s.INT32, ""),
-        s.Field("borrowingLimitPercent", s.INT32, ""),
-        s.Field("lendablePercent", s.INT32, ""),
-        s.Field("limitResponse", LimitResponse, ""),
+        s.Field(
+            "assuredConcurrencyShares",
+            s.INT32,
+            (
+                "Relative weight used to split the servers' concurrency limit "
+                "among levels. Defaults to 30."
+            ),
+        ),
+        s.Field(
+            "borrowingLimitPercent",
+            s.INT32,
+            (
+                "Cap on the seats this level may borrow, as a percent of its "
+                "own; unset means no cap."
+            ),
+        ),
+        s.Field(
+            "lendablePercent",
+            s.INT32,
+            "Share of this level's seats, 0 to 100, that other levels may borrow. Defaults to 0.",
+        ),
+        s.Field(
+            "limitResponse",
+            LimitResponse,
+            "How requests are handled while no seat is free for them.",
+        ),
     ),
-    "",
+    "The concurrency share and overflow handling of a Limited priority level.",
 )
 
 PriorityLevelConfigurationSpec = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationSpec",
     (
-        s.Field("exempt", ExemptPriorityLevelConfiguration, ""),
-        s.Field("limited", LimitedPriorityLevelConfiguration, ""),
-        s.Field("type", s.STRING, "", required=True),
+        s.Field(
+            "exempt",
+            ExemptPriorityLevelConfiguration,
+            "Settings of an Exempt level; only allowed when type is Exempt.",
+        ),
+        s.Field(
+            "limited",
+            LimitedPriorityLevelConfiguration,
+            "Settings of a Limited level; set only when type is Limited.",
+        ),
+        s.Field(
+            "type",
+            s.STRING,
+            (
+                "Limited, which caps concurrency and may queue, or Exempt, "
+                "which runs requests at once. Required."
+            ),
+            required=True,
+        ),
     ),
-    "",
+    "How requests at a priority level are limited, if at all.",
 )
 
 PriorityLevelConfigurationCondition = s.Struct(
     "io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationCondition",
     (
-        s.Field("lastTransitionTime", s.Time(), ""),
-        s.Field("message", s.STRING, ""),
-        s.Field("reason", s.STRING, ""),
-        s.Field("status", s.STRING, ""),
-        s.Field("type", s.STRING, ""),
+        s.Field("lastTransitionTime", s.Time(), "When the status last changed."),
+        s.Field("message", s.STRING, "Human-readable details about the last change."),
+        s.Field("reason", s.STRING, "Short CamelCase reason for the last change."),
+        s.Field("status", s.STRING, "Whether the condition holds; True, False or Unknown."),
+        s.Field("type", s.STRING, "Kind of condition."),
     ),
-    "",
+    "One observation about a priority level.",
 )
 
 PriorityLevelConfigurationStatus = s.Struct(
@@ -198,20 +384,26 @@ PriorityLevelConfigurationStatus = s.Struct(
         s.Field(
             "conditions",
             s.List(PriorityLevelConfigurationCondition, list_type="map", map_keys=("type",)),
-            "",
+            "Current observations about the level.",
         ),
     ),
-    "",
+    "What the API servers observe about a priority level.",
 )
 
 PriorityLevelConfiguration = kind_struct(
     "io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfiguration",
     (("flowcontrol.apiserver.k8s.io", "v1beta1", "PriorityLevelConfiguration"),),
     (
-        s.Field("spec", PriorityLevelConfigurationSpec, ""),
-        s.Field("status", PriorityLevelConfigurationStatus, ""),
+        s.Field(
+            "spec",
+            PriorityLevelConfigurationSpec,
+            "Whether the level is limited or exempt, and its limits.",
+        ),
+        s.Field(
+            "status", PriorityLevelConfigurationStatus, "Conditions written by the API servers."
+        ),
     ),
-    "",
+    "A share of the API servers' concurrency that FlowSchemas send requests to.",
 )
 
 PriorityLevelConfigurationList = list_struct(PriorityLevelConfiguration)

@@ -18,56 +18,119 @@ from kapi.runtime.meta import kind_struct, list_struct
 IPBlock = s.Struct(
     "io.k8s.api.networking.v1.IPBlock",
     (
-        s.Field("cidr", s.STRING, "", required=True),
-        s.Field("except", s.List(s.STRING), ""),
+        s.Field(
+            "cidr",
+            s.STRING,
+            "The range, in CIDR form such as 10.0.0.0/16 or 2001:db8::/64.",
+            required=True,
+        ),
+        s.Field(
+            "except",
+            s.List(s.STRING),
+            "Sub-ranges of cidr to leave out; each must lie inside cidr.",
+        ),
     ),
-    "",
+    "A range of IP addresses for a NetworkPolicy rule.",
 )
 
 IngressClassParametersReference = s.Struct(
     "io.k8s.api.networking.v1.IngressClassParametersReference",
     (
-        s.Field("apiGroup", s.STRING, ""),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("namespace", s.STRING, ""),
-        s.Field("scope", s.STRING, ""),
+        s.Field("apiGroup", s.STRING, "API group of the object; unset means the core group."),
+        s.Field("kind", s.STRING, "Kind of the object.", required=True),
+        s.Field("name", s.STRING, "Name of the object.", required=True),
+        s.Field(
+            "namespace",
+            s.STRING,
+            (
+                "Namespace of the object; required when scope is Namespace "
+                "and not allowed when it is Cluster."
+            ),
+        ),
+        s.Field(
+            "scope",
+            s.STRING,
+            (
+                "Cluster (the default) for a cluster-scoped object, or "
+                "Namespace for one in a namespace."
+            ),
+        ),
     ),
-    "",
+    "Points at the object holding an ingress controller's settings.",
 )
 
 IngressClassSpec = s.Struct(
     "io.k8s.api.networking.v1.IngressClassSpec",
     (
-        s.Field("controller", s.STRING, ""),
-        s.Field("parameters", IngressClassParametersReference, ""),
+        s.Field(
+            "controller",
+            s.STRING,
+            (
+                "Name of the controller that serves Ingresses of this class, "
+                "a domain-prefixed path such as example.com/ingress. Cannot "
+                "be changed."
+            ),
+        ),
+        s.Field(
+            "parameters",
+            IngressClassParametersReference,
+            "An object holding extra controller settings for this class; unset means none.",
+        ),
     ),
-    "",
+    "The controller and settings of an IngressClass.",
 )
 
 IngressClass = kind_struct(
     "io.k8s.api.networking.v1.IngressClass",
     (("networking.k8s.io", "v1", "IngressClass"),),
-    (s.Field("spec", IngressClassSpec, ""),),
-    "",
+    (s.Field("spec", IngressClassSpec, "Which controller serves the class, and its settings."),),
+    "Names an ingress controller; Ingresses pick one with spec.ingressClassName.",
 )
 
 IngressClassList = list_struct(IngressClass)
 NetworkPolicyPeer = s.Struct(
     "io.k8s.api.networking.v1.NetworkPolicyPeer",
     (
-        s.Field("ipBlock", IPBlock, ""),
-        s.Field("namespaceSelector", meta.LabelSelector, ""),
-        s.Field("podSelector", meta.LabelSelector, ""),
+        s.Field("ipBlock", IPBlock, "A CIDR range, with holes cut out of it."),
+        s.Field(
+            "namespaceSelector",
+            meta.LabelSelector,
+            (
+                "Picks namespaces by label; with podSelector, only the "
+                "matching pods in them count, otherwise all their pods."
+            ),
+        ),
+        s.Field(
+            "podSelector",
+            meta.LabelSelector,
+            (
+                "Picks pods by label, in the policy's namespace unless "
+                "namespaceSelector is also set."
+            ),
+        ),
     ),
-    "",
+    (
+        "A set of traffic endpoints; set either ipBlock alone, or "
+        "podSelector and/or namespaceSelector."
+    ),
 )
 
 NetworkPolicyPort = s.Struct(
     "io.k8s.api.networking.v1.NetworkPolicyPort",
     (
-        s.Field("endPort", s.INT32, ""),
-        s.Field("port", s.IntOrString(), ""),
+        s.Field(
+            "endPort",
+            s.INT32,
+            (
+                "Last port of a range starting at port; port must then be a "
+                "number no greater than endPort."
+            ),
+        ),
+        s.Field(
+            "port",
+            s.IntOrString(),
+            "Port number or named container port; unset means every port of the protocol.",
+        ),
         s.Field(
             "protocol",
             s.Scalar(
@@ -78,28 +141,44 @@ NetworkPolicyPort = s.Struct(
                     "UDP",
                 ),
             ),
-            "",
+            "TCP (the default), UDP or SCTP.",
         ),
     ),
-    "",
+    "A protocol and port, or range of ports, that a rule opens.",
 )
 
 NetworkPolicyEgressRule = s.Struct(
     "io.k8s.api.networking.v1.NetworkPolicyEgressRule",
     (
-        s.Field("ports", s.List(NetworkPolicyPort), ""),
-        s.Field("to", s.List(NetworkPolicyPeer), ""),
+        s.Field(
+            "ports",
+            s.List(NetworkPolicyPort),
+            "Destination ports the rule opens; empty or unset means every port.",
+        ),
+        s.Field(
+            "to",
+            s.List(NetworkPolicyPeer),
+            "Destinations the traffic may go to; empty or unset means any destination.",
+        ),
     ),
-    "",
+    "One kind of outbound traffic a NetworkPolicy allows.",
 )
 
 NetworkPolicyIngressRule = s.Struct(
     "io.k8s.api.networking.v1.NetworkPolicyIngressRule",
     (
-        s.Field("from", s.List(NetworkPolicyPeer), ""),
-        s.Field("ports", s.List(NetworkPolicyPort), ""),
+        s.Field(
+            "from",
+            s.List(NetworkPolicyPeer),
+            "Sources the traffic may come from; empty or unset means any source.",
+        ),
+        s.Field(
+            "ports",
+            s.List(NetworkPolicyPort),
+            "Destination ports the rule opens; empty or unset means every port.",
+        ),
     ),
-    "",
+    "One kind of inbound traffic a NetworkPolicy allows.",
 )
 
 PolicyType = s.Scalar(
@@ -112,19 +191,58 @@ PolicyType = s.Scalar(
 NetworkPolicySpec = s.Struct(
     "io.k8s.api.networking.v1.NetworkPolicySpec",
     (
-        s.Field("egress", s.List(NetworkPolicyEgressRule), ""),
-        s.Field("ingress", s.List(NetworkPolicyIngressRule), ""),
-        s.Field("podSelector", meta.LabelSelector, "", required=True),
-        s.Field("policyTypes", s.List(s.STRING), ""),
+        s.Field(
+            "egress",
+            s.List(NetworkPolicyEgressRule),
+            (
+                "Outbound traffic let through from the covered pods; a pod "
+                "covered by any egress policy gets only what some policy "
+                "allows."
+            ),
+        ),
+        s.Field(
+            "ingress",
+            s.List(NetworkPolicyIngressRule),
+            (
+                "Inbound traffic let through to the covered pods; a pod "
+                "covered by any ingress policy gets only what some policy "
+                "allows."
+            ),
+        ),
+        s.Field(
+            "podSelector",
+            meta.LabelSelector,
+            (
+                "Labels of the pods in this namespace the policy covers; an "
+                "empty selector covers every pod."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "policyTypes",
+            s.List(s.STRING),
+            (
+                "Directions the policy restricts; Ingress, Egress or both. "
+                "When unset, Ingress always and Egress too if egress rules "
+                "are given."
+            ),
+        ),
     ),
-    "",
+    "Which pods a NetworkPolicy covers and what traffic it allows.",
 )
 
 NetworkPolicy = kind_struct(
     "io.k8s.api.networking.v1.NetworkPolicy",
     (("networking.k8s.io", "v1", "NetworkPolicy"),),
-    (s.Field("spec", NetworkPolicySpec, ""),),
-    "",
+    (
+        s.Field(
+            "spec", NetworkPolicySpec, "The pods the policy covers and the traffic it lets through."
+        ),
+    ),
+    (
+        "Limits which traffic may reach, or leave, a set of pods in "
+        "one namespace; enforced by the network plugin."
+    ),
 )
 
 NetworkPolicyList = list_struct(NetworkPolicy)

@@ -17,29 +17,56 @@ from kapi.runtime.meta import kind_struct, list_struct
 IngressClassParametersReference = s.Struct(
     "io.k8s.api.networking.v1beta1.IngressClassParametersReference",
     (
-        s.Field("apiGroup", s.STRING, ""),
-        s.Field("kind", s.STRING, "", required=True),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("namespace", s.STRING, ""),
-        s.Field("scope", s.STRING, "", required=True),
+        s.Field("apiGroup", s.STRING, "API group of the object; unset means the core group."),
+        s.Field("kind", s.STRING, "Kind of the object.", required=True),
+        s.Field("name", s.STRING, "Name of the object.", required=True),
+        s.Field(
+            "namespace",
+            s.STRING,
+            (
+                "Namespace of the object; required when scope is Namespace "
+                "and not allowed when it is Cluster."
+            ),
+        ),
+        s.Field(
+            "scope",
+            s.STRING,
+            (
+                "Cluster (the default) for a cluster-scoped object, or "
+                "Namespace for one in a namespace."
+            ),
+            required=True,
+        ),
     ),
-    "",
+    "Points at the object holding an ingress controller's settings.",
 )
 
 IngressClassSpec = s.Struct(
     "io.k8s.api.networking.v1beta1.IngressClassSpec",
     (
-        s.Field("controller", s.STRING, ""),
-        s.Field("parameters", IngressClassParametersReference, ""),
+        s.Field(
+            "controller",
+            s.STRING,
+            (
+                "Name of the controller that serves Ingresses of this class, "
+                "a domain-prefixed path such as example.com/ingress. Cannot "
+                "be changed."
+            ),
+        ),
+        s.Field(
+            "parameters",
+            IngressClassParametersReference,
+            "An object holding extra controller settings for this class; unset means none.",
+        ),
     ),
-    "",
+    "The controller and settings of an IngressClass.",
 )
 
 IngressClass = kind_struct(
     "io.k8s.api.networking.v1beta1.IngressClass",
     (("networking.k8s.io", "v1beta1", "IngressClass"),),
-    (s.Field("spec", IngressClassSpec, ""),),
-    "",
+    (s.Field("spec", IngressClassSpec, "Which controller serves the class, and its settings."),),
+    "Names an ingress controller; Ingresses pick one with spec.ingressClassName.",
 )
 
 IngressClassList = list_struct(IngressClass)

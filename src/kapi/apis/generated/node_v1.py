@@ -17,28 +17,64 @@ from kapi.runtime.meta import kind_struct, list_struct
 
 Overhead = s.Struct(
     "io.k8s.api.node.v1.Overhead",
-    (s.Field("podFixed", s.Map(s.Quantity()), ""),),
-    "",
+    (
+        s.Field(
+            "podFixed",
+            s.Map(s.Quantity()),
+            "Fixed amounts, such as cpu and memory, added to every pod of the class.",
+        ),
+    ),
+    "Resources a runtime class costs each pod, on top of its containers.",
 )
 
 Scheduling = s.Struct(
     "io.k8s.api.node.v1.Scheduling",
     (
-        s.Field("nodeSelector", s.Map(s.STRING, map_type="atomic"), ""),
-        s.Field("tolerations", s.List(core_v1.Toleration), ""),
+        s.Field(
+            "nodeSelector",
+            s.Map(s.STRING, map_type="atomic"),
+            (
+                "Node labels required for pods of this class; merged with the "
+                "pod's own nodeSelector."
+            ),
+        ),
+        s.Field(
+            "tolerations",
+            s.List(core_v1.Toleration),
+            "Tolerations added to pods of this class, on top of their own.",
+        ),
     ),
-    "",
+    "Where pods of a runtime class may run.",
 )
 
 RuntimeClass = kind_struct(
     "io.k8s.api.node.v1.RuntimeClass",
     (("node.k8s.io", "v1", "RuntimeClass"),),
     (
-        s.Field("handler", s.STRING, "", required=True),
-        s.Field("overhead", Overhead, ""),
-        s.Field("scheduling", Scheduling, ""),
+        s.Field(
+            "handler",
+            s.STRING,
+            (
+                "Name of the runtime configuration on the node, as the CRI "
+                "knows it; a lowercase DNS label. Cannot be changed."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "overhead",
+            Overhead,
+            "Extra resources a pod of this class uses beyond its containers.",
+        ),
+        s.Field(
+            "scheduling",
+            Scheduling,
+            (
+                "Constraints that keep pods of this class on nodes that "
+                "support it; unset means every node does."
+            ),
+        ),
     ),
-    "",
+    "A named container runtime setup that pods pick with spec.runtimeClassName.",
 )
 
 RuntimeClassList = list_struct(RuntimeClass)

@@ -17,133 +17,301 @@ from kapi.runtime.meta import kind_struct, list_struct
 
 AllowedCSIDriver = s.Struct(
     "io.k8s.api.policy.v1beta1.AllowedCSIDriver",
-    (s.Field("name", s.STRING, "", required=True),),
-    "",
+    (s.Field("name", s.STRING, "Name of the driver, as in its CSIDriver object.", required=True),),
+    "A CSI driver pods may use for inline volumes.",
 )
 
 AllowedFlexVolume = s.Struct(
     "io.k8s.api.policy.v1beta1.AllowedFlexVolume",
-    (s.Field("driver", s.STRING, "", required=True),),
-    "",
+    (s.Field("driver", s.STRING, "Name of the driver.", required=True),),
+    "A flex volume driver pods may use.",
 )
 
 AllowedHostPath = s.Struct(
     "io.k8s.api.policy.v1beta1.AllowedHostPath",
     (
-        s.Field("pathPrefix", s.STRING, ""),
-        s.Field("readOnly", s.BOOLEAN, ""),
+        s.Field(
+            "pathPrefix",
+            s.STRING,
+            (
+                "Path prefix, matched by whole path segments, so /foo allows "
+                "/foo/bar but not /foobar."
+            ),
+        ),
+        s.Field(
+            "readOnly", s.BOOLEAN, "Whether volumes under this prefix must be mounted read-only."
+        ),
     ),
-    "",
+    "A host path prefix that hostPath volumes may use.",
 )
 
 IDRange = s.Struct(
     "io.k8s.api.policy.v1beta1.IDRange",
     (
-        s.Field("max", s.INT64, "", required=True),
-        s.Field("min", s.INT64, "", required=True),
+        s.Field("max", s.INT64, "Last ID of the range.", required=True),
+        s.Field("min", s.INT64, "First ID of the range.", required=True),
     ),
-    "",
+    "An inclusive range of user or group IDs.",
 )
 
 FSGroupStrategyOptions = s.Struct(
     "io.k8s.api.policy.v1beta1.FSGroupStrategyOptions",
     (
-        s.Field("ranges", s.List(IDRange), ""),
-        s.Field("rule", s.STRING, ""),
+        s.Field(
+            "ranges",
+            s.List(IDRange),
+            (
+                "Allowed group IDs under MustRunAs or MayRunAs; MustRunAs "
+                "fills in the first one by default."
+            ),
+        ),
+        s.Field("rule", s.STRING, "MustRunAs, MayRunAs or RunAsAny. Defaults to RunAsAny."),
     ),
-    "",
+    "How the fsGroup of a pod is checked.",
 )
 
 HostPortRange = s.Struct(
     "io.k8s.api.policy.v1beta1.HostPortRange",
     (
-        s.Field("max", s.INT32, "", required=True),
-        s.Field("min", s.INT32, "", required=True),
+        s.Field("max", s.INT32, "Last port of the range.", required=True),
+        s.Field("min", s.INT32, "First port of the range.", required=True),
     ),
-    "",
+    "An inclusive range of host ports.",
 )
 
 RunAsGroupStrategyOptions = s.Struct(
     "io.k8s.api.policy.v1beta1.RunAsGroupStrategyOptions",
     (
-        s.Field("ranges", s.List(IDRange), ""),
-        s.Field("rule", s.STRING, "", required=True),
+        s.Field(
+            "ranges",
+            s.List(IDRange),
+            (
+                "Allowed group IDs under MustRunAs or MayRunAs; MustRunAs "
+                "fills in the first one by default."
+            ),
+        ),
+        s.Field("rule", s.STRING, "MustRunAs, MayRunAs or RunAsAny.", required=True),
     ),
-    "",
+    "How the primary group ID of containers is checked.",
 )
 
 RunAsUserStrategyOptions = s.Struct(
     "io.k8s.api.policy.v1beta1.RunAsUserStrategyOptions",
     (
-        s.Field("ranges", s.List(IDRange), ""),
-        s.Field("rule", s.STRING, "", required=True),
+        s.Field(
+            "ranges",
+            s.List(IDRange),
+            (
+                "Allowed user IDs under MustRunAs; the first ID of the first "
+                "range is filled in by default."
+            ),
+        ),
+        s.Field("rule", s.STRING, "MustRunAs, MustRunAsNonRoot or RunAsAny.", required=True),
     ),
-    "",
+    "How the user ID of containers is checked.",
 )
 
 RuntimeClassStrategyOptions = s.Struct(
     "io.k8s.api.policy.v1beta1.RuntimeClassStrategyOptions",
     (
-        s.Field("allowedRuntimeClassNames", s.List(s.STRING), "", required=True),
-        s.Field("defaultRuntimeClassName", s.STRING, ""),
+        s.Field(
+            "allowedRuntimeClassNames",
+            s.List(s.STRING),
+            (
+                'Runtime class names pods may set; "*" allows any, and an '
+                "empty list allows only pods without one."
+            ),
+            required=True,
+        ),
+        s.Field(
+            "defaultRuntimeClassName",
+            s.STRING,
+            "Runtime class set on pods that name none; must be allowed.",
+        ),
     ),
-    "",
+    "Which runtime classes pods may use.",
 )
 
 SELinuxStrategyOptions = s.Struct(
     "io.k8s.api.policy.v1beta1.SELinuxStrategyOptions",
     (
-        s.Field("rule", s.STRING, "", required=True),
-        s.Field("seLinuxOptions", core_v1.SELinuxOptions, ""),
+        s.Field(
+            "rule",
+            s.STRING,
+            "MustRunAs, which requires seLinuxOptions, or RunAsAny.",
+            required=True,
+        ),
+        s.Field(
+            "seLinuxOptions",
+            core_v1.SELinuxOptions,
+            "The SELinux context containers must use, and get by default, under MustRunAs.",
+        ),
     ),
-    "",
+    "How the SELinux context of containers is checked.",
 )
 
 SupplementalGroupsStrategyOptions = s.Struct(
     "io.k8s.api.policy.v1beta1.SupplementalGroupsStrategyOptions",
     (
-        s.Field("ranges", s.List(IDRange), ""),
-        s.Field("rule", s.STRING, ""),
+        s.Field(
+            "ranges",
+            s.List(IDRange),
+            (
+                "Allowed group IDs under MustRunAs or MayRunAs; MustRunAs "
+                "fills in the first one by default."
+            ),
+        ),
+        s.Field("rule", s.STRING, "MustRunAs, MayRunAs or RunAsAny. Defaults to RunAsAny."),
     ),
-    "",
+    "How the supplemental groups of a pod are checked.",
 )
 
 PodSecurityPolicySpec = s.Struct(
     "io.k8s.api.policy.v1beta1.PodSecurityPolicySpec",
     (
-        s.Field("allowPrivilegeEscalation", s.BOOLEAN, ""),
-        s.Field("allowedCSIDrivers", s.List(AllowedCSIDriver), ""),
-        s.Field("allowedCapabilities", s.List(s.STRING), ""),
-        s.Field("allowedFlexVolumes", s.List(AllowedFlexVolume), ""),
-        s.Field("allowedHostPaths", s.List(AllowedHostPath), ""),
-        s.Field("allowedProcMountTypes", s.List(s.STRING), ""),
-        s.Field("allowedUnsafeSysctls", s.List(s.STRING), ""),
-        s.Field("defaultAddCapabilities", s.List(s.STRING), ""),
-        s.Field("defaultAllowPrivilegeEscalation", s.BOOLEAN, ""),
-        s.Field("forbiddenSysctls", s.List(s.STRING), ""),
-        s.Field("fsGroup", FSGroupStrategyOptions, "", required=True),
-        s.Field("hostIPC", s.BOOLEAN, ""),
-        s.Field("hostNetwork", s.BOOLEAN, ""),
-        s.Field("hostPID", s.BOOLEAN, ""),
-        s.Field("hostPorts", s.List(HostPortRange), ""),
-        s.Field("privileged", s.BOOLEAN, ""),
-        s.Field("readOnlyRootFilesystem", s.BOOLEAN, ""),
-        s.Field("requiredDropCapabilities", s.List(s.STRING), ""),
-        s.Field("runAsGroup", RunAsGroupStrategyOptions, ""),
-        s.Field("runAsUser", RunAsUserStrategyOptions, "", required=True),
-        s.Field("runtimeClass", RuntimeClassStrategyOptions, ""),
-        s.Field("seLinux", SELinuxStrategyOptions, "", required=True),
-        s.Field("supplementalGroups", SupplementalGroupsStrategyOptions, "", required=True),
-        s.Field("volumes", s.List(s.STRING), ""),
+        s.Field(
+            "allowPrivilegeEscalation",
+            s.BOOLEAN,
+            "Whether containers may set allowPrivilegeEscalation to true. Defaults to true.",
+        ),
+        s.Field(
+            "allowedCSIDrivers",
+            s.List(AllowedCSIDriver),
+            "CSI drivers that pods may use for inline CSI volumes; empty allows any.",
+        ),
+        s.Field(
+            "allowedCapabilities",
+            s.List(s.STRING),
+            ('Capabilities containers may add beyond the defaults; "*" allows any.'),
+        ),
+        s.Field(
+            "allowedFlexVolumes",
+            s.List(AllowedFlexVolume),
+            (
+                "Flex volume drivers pods may use, when flexVolume is among "
+                "the allowed volumes; empty allows any."
+            ),
+        ),
+        s.Field(
+            "allowedHostPaths",
+            s.List(AllowedHostPath),
+            "Host path prefixes that hostPath volumes may use; empty allows any path.",
+        ),
+        s.Field(
+            "allowedProcMountTypes",
+            s.List(s.STRING),
+            (
+                "proc mount types containers may ask for; Default, and "
+                "Unmasked where allowed. Empty allows only Default."
+            ),
+        ),
+        s.Field(
+            "allowedUnsafeSysctls",
+            s.List(s.STRING),
+            ('Sysctls outside the safe set that pods may set; a trailing "*" allows a prefix.'),
+        ),
+        s.Field(
+            "defaultAddCapabilities",
+            s.List(s.STRING),
+            (
+                "Capabilities added to every container unless it drops them; "
+                "they need not be in allowedCapabilities."
+            ),
+        ),
+        s.Field(
+            "defaultAllowPrivilegeEscalation",
+            s.BOOLEAN,
+            "Value of allowPrivilegeEscalation given to containers that leave it unset.",
+        ),
+        s.Field(
+            "forbiddenSysctls",
+            s.List(s.STRING),
+            (
+                'Sysctls pods may not set; a trailing "*" forbids a prefix '
+                'and "*" alone forbids all.'
+            ),
+        ),
+        s.Field(
+            "fsGroup",
+            FSGroupStrategyOptions,
+            "Rule for the group that owns the pod's volumes. Required.",
+            required=True,
+        ),
+        s.Field("hostIPC", s.BOOLEAN, "Whether pods may share the node's IPC namespace."),
+        s.Field("hostNetwork", s.BOOLEAN, "Whether pods may use the node's network namespace."),
+        s.Field("hostPID", s.BOOLEAN, "Whether pods may share the node's process namespace."),
+        s.Field(
+            "hostPorts", s.List(HostPortRange), "Ranges of host ports that containers may bind."
+        ),
+        s.Field("privileged", s.BOOLEAN, "Whether containers may run privileged."),
+        s.Field(
+            "readOnlyRootFilesystem",
+            s.BOOLEAN,
+            (
+                "Whether containers must use a read-only root filesystem; "
+                "they are set to one when they do not say."
+            ),
+        ),
+        s.Field(
+            "requiredDropCapabilities",
+            s.List(s.STRING),
+            "Capabilities every container must drop; they may not also be added.",
+        ),
+        s.Field(
+            "runAsGroup",
+            RunAsGroupStrategyOptions,
+            "Rule for the primary group ID containers run as; unset leaves it to the pod.",
+        ),
+        s.Field(
+            "runAsUser",
+            RunAsUserStrategyOptions,
+            "Rule for the user ID containers run as. Required.",
+            required=True,
+        ),
+        s.Field(
+            "runtimeClass",
+            RuntimeClassStrategyOptions,
+            "Rule for the runtime class pods may use; unset leaves it unchecked.",
+        ),
+        s.Field(
+            "seLinux",
+            SELinuxStrategyOptions,
+            "Rule for the SELinux context of containers. Required.",
+            required=True,
+        ),
+        s.Field(
+            "supplementalGroups",
+            SupplementalGroupsStrategyOptions,
+            "Rule for the extra group IDs of a pod. Required.",
+            required=True,
+        ),
+        s.Field(
+            "volumes",
+            s.List(s.STRING),
+            (
+                "Volume types pods may use, such as configMap, secret or "
+                'persistentVolumeClaim; "*" allows all.'
+            ),
+        ),
     ),
-    "",
+    "The settings a PodSecurityPolicy allows, requires or fills in.",
 )
 
 PodSecurityPolicy = kind_struct(
     "io.k8s.api.policy.v1beta1.PodSecurityPolicy",
     (("policy", "v1beta1", "PodSecurityPolicy"),),
-    (s.Field("spec", PodSecurityPolicySpec, ""),),
-    "",
+    (
+        s.Field(
+            "spec",
+            PodSecurityPolicySpec,
+            "The security settings the policy allows and the values it fills in.",
+        ),
+    ),
+    (
+        "Cluster-wide rules on the security settings a pod may ask "
+        "for, checked by an admission plugin when pods are created or "
+        "changed."
+    ),
 )
 
 PodSecurityPolicyList = list_struct(PodSecurityPolicy)

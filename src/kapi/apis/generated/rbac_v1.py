@@ -56,10 +56,7 @@ PolicyRule = s.Struct(
         s.Field(
             "verbs",
             s.List(s.STRING),
-            (
-                "Actions allowed, such as get, list, watch, create, update, "
-                'patch and delete; "*" means all.'
-            ),
+            ('Actions allowed, such as get, list, create, delete or watch; "*" means all.'),
             required=True,
         ),
     ),

@@ -18,8 +18,12 @@ PriorityClass = kind_struct(
     "io.k8s.api.scheduling.v1.PriorityClass",
     (("scheduling.k8s.io", "v1", "PriorityClass"),),
     (
-        s.Field("description", s.STRING, ""),
-        s.Field("globalDefault", s.BOOLEAN, ""),
+        s.Field("description", s.STRING, "Free text telling users when to pick this class."),
+        s.Field(
+            "globalDefault",
+            s.BOOLEAN,
+            "Whether pods that name no class get this one; at most one class may set it.",
+        ),
         s.Field(
             "preemptionPolicy",
             s.Scalar(
@@ -29,11 +33,24 @@ PriorityClass = kind_struct(
                     "PreemptLowerPriority",
                 ),
             ),
-            "",
+            (
+                "Whether pods of this class may evict lower-priority pods; "
+                "PreemptLowerPriority (the default) or Never. Cannot be "
+                "changed."
+            ),
         ),
-        s.Field("value", s.INT32, "", required=True),
+        s.Field(
+            "value",
+            s.INT32,
+            (
+                "The priority pods of this class get; higher runs first. "
+                "Values above one billion are reserved for system classes. "
+                "Cannot be changed."
+            ),
+            required=True,
+        ),
     ),
-    "",
+    "Maps a class name to a priority number; pods name a class to get that priority.",
 )
 
 PriorityClassList = list_struct(PriorityClass)

@@ -19,69 +19,140 @@ from kapi.runtime.meta import kind_struct, list_struct
 TokenRequest = s.Struct(
     "io.k8s.api.storage.v1.TokenRequest",
     (
-        s.Field("audience", s.STRING, "", required=True),
-        s.Field("expirationSeconds", s.INT64, ""),
+        s.Field(
+            "audience",
+            s.STRING,
+            "Who the token is for; empty means the API server's own audiences.",
+            required=True,
+        ),
+        s.Field("expirationSeconds", s.INT64, "Lifetime of the token in seconds, at least 600."),
     ),
-    "",
+    "One service account token a CSI driver asks to receive.",
 )
 
 CSIDriverSpec = s.Struct(
     "io.k8s.api.storage.v1.CSIDriverSpec",
     (
-        s.Field("attachRequired", s.BOOLEAN, ""),
-        s.Field("fsGroupPolicy", s.STRING, ""),
+        s.Field(
+            "attachRequired",
+            s.BOOLEAN,
+            (
+                "Whether volumes need an attach step, tracked by "
+                "VolumeAttachment objects, before they are mounted. Defaults "
+                "to true. Cannot be changed."
+            ),
+        ),
+        s.Field(
+            "fsGroupPolicy",
+            s.STRING,
+            (
+                "Whether the kubelet may change volume ownership to a pod's "
+                "fsGroup; ReadWriteOnceWithFSType (the default), File or "
+                "None."
+            ),
+        ),
         s.Field(
             "nodeAllocatableUpdatePeriodSeconds",
             s.INT64,
-            "",
+            (
+                "How often, in seconds, the kubelet refreshes the driver's "
+                "allocatable volume count on each node; at least 10. Unset "
+                "turns refreshing off."
+            ),
             lifecycle=gated("MutableCSINodeAllocatableCount"),
             gate="MutableCSINodeAllocatableCount",
         ),
-        s.Field("podInfoOnMount", s.BOOLEAN, ""),
-        s.Field("requiresRepublish", s.BOOLEAN, ""),
+        s.Field(
+            "podInfoOnMount",
+            s.BOOLEAN,
+            (
+                "Whether the kubelet passes the pod's name, namespace, UID "
+                "and service account to the driver on mount. Defaults to "
+                "false."
+            ),
+        ),
+        s.Field(
+            "requiresRepublish",
+            s.BOOLEAN,
+            (
+                "Whether the kubelet calls the driver's publish step again "
+                "from time to time, for example to refresh tokens. Defaults "
+                "to false."
+            ),
+        ),
         s.Field(
             "seLinuxMount",
             s.BOOLEAN,
-            "",
+            (
+                "Whether the driver can mount a volume with the pod's SELinux "
+                "context set by a mount option. Defaults to false."
+            ),
             lifecycle=gated("SELinuxMountReadWriteOncePod"),
             gate="SELinuxMountReadWriteOncePod",
         ),
         s.Field(
             "storageCapacity",
             s.BOOLEAN,
-            "",
+            (
+                "Whether the scheduler should check CSIStorageCapacity "
+                "objects the driver publishes before placing pods. Defaults "
+                "to false."
+            ),
             lifecycle=gated("CSIStorageCapacity"),
             gate="CSIStorageCapacity",
         ),
-        s.Field("tokenRequests", s.List(TokenRequest), ""),
-        s.Field("volumeLifecycleModes", s.List(s.STRING, list_type="set"), ""),
+        s.Field(
+            "tokenRequests",
+            s.List(TokenRequest),
+            (
+                "Service account tokens, one per audience, that the kubelet "
+                "hands to the driver when it mounts a volume."
+            ),
+        ),
+        s.Field(
+            "volumeLifecycleModes",
+            s.List(s.STRING, list_type="set"),
+            "Volume kinds the driver handles; Persistent (the default), Ephemeral, or both.",
+        ),
     ),
-    "",
+    "The behaviour the cluster follows for one CSI driver.",
 )
 
 CSIDriver = kind_struct(
     "io.k8s.api.storage.v1.CSIDriver",
     (("storage.k8s.io", "v1", "CSIDriver"),),
-    (s.Field("spec", CSIDriverSpec, "", required=True),),
-    "",
+    (s.Field("spec", CSIDriverSpec, "How the cluster works with the driver.", required=True),),
+    "Tells the cluster how a CSI volume driver installed on the nodes wants to be treated.",
 )
 
 CSIDriverList = list_struct(CSIDriver)
 VolumeNodeResources = s.Struct(
     "io.k8s.api.storage.v1.VolumeNodeResources",
-    (s.Field("count", s.INT32, ""),),
-    "",
+    (
+        s.Field(
+            "count",
+            s.INT32,
+            "Most volumes of this driver a node can have attached at once; unset means no limit.",
+        ),
+    ),
+    "Volume limits of one driver on a node.",
 )
 
 CSINodeDriver = s.Struct(
     "io.k8s.api.storage.v1.CSINodeDriver",
     (
-        s.Field("allocatable", VolumeNodeResources, ""),
-        s.Field("name", s.STRING, "", required=True),
-        s.Field("nodeID", s.STRING, "", required=True),
-        s.Field("topologyKeys", s.List(s.STRING), ""),
+        s.Field(
+            "allocatable", VolumeNodeResources, "How many volumes of this driver the node can take."
+        ),
+        s.Field("name", s.STRING, "Name of the driver, as in its CSIDriver object.", required=True),
+        s.Field("nodeID", s.STRING, "The driver's own identifier for this node.", required=True),
+        s.Field(
+            "topologyKeys",
+            s.List(s.STRING),
+            "Label keys the driver uses to describe the node's topology.",
+        ),
     ),
-    "",
+    "One CSI driver as registered on a node.",
 )
 
 CSINodeSpec = s.Struct(
@@ -96,18 +167,18 @@ CSINodeSpec = s.Struct(
                 patch_strategy="merge",
                 patch_merge_key="name",
             ),
-            "",
+            "One entry per driver registered with the node's kubelet; empty when none are.",
             required=True,
         ),
     ),
-    "",
+    "The CSI drivers a node reports.",
 )
 
 CSINode = kind_struct(
     "io.k8s.api.storage.v1.CSINode",
     (("storage.k8s.io", "v1", "CSINode"),),
-    (s.Field("spec", CSINodeSpec, "", required=True),),
-    "",
+    (s.Field("spec", CSINodeSpec, "The drivers registered on the node.", required=True),),
+    "The CSI drivers installed on one node, named after that node.",
 )
 
 CSINodeList = list_struct(CSINode)
@@ -115,12 +186,28 @@ CSIStorageCapacity = kind_struct(
     "io.k8s.api.storage.v1.CSIStorageCapacity",
     (("storage.k8s.io", "v1", "CSIStorageCapacity"),),
     (
-        s.Field("capacity", s.Quantity(), ""),
-        s.Field("maximumVolumeSize", s.Quantity(), ""),
-        s.Field("nodeTopology", meta.LabelSelector, ""),
-        s.Field("storageClassName", s.STRING, "", required=True),
+        s.Field("capacity", s.Quantity(), "Space available for new volumes; unset means unknown."),
+        s.Field(
+            "maximumVolumeSize",
+            s.Quantity(),
+            "Largest single volume that can be created now; unset falls back to capacity.",
+        ),
+        s.Field(
+            "nodeTopology",
+            meta.LabelSelector,
+            "Nodes from which this storage can be reached; unset means none.",
+        ),
+        s.Field(
+            "storageClassName",
+            s.STRING,
+            "Storage class the capacity belongs to. Cannot be changed.",
+            required=True,
+        ),
     ),
-    "",
+    (
+        "Free storage that a CSI driver reports for one storage class "
+        "in one part of the cluster, used by the scheduler."
+    ),
 )
 
 CSIStorageCapacityList = list_struct(CSIStorageCapacity)
@@ -135,11 +222,41 @@ StorageClass = kind_struct(
     "io.k8s.api.storage.v1.StorageClass",
     (("storage.k8s.io", "v1", "StorageClass"),),
     (
-        s.Field("allowVolumeExpansion", s.BOOLEAN, ""),
-        s.Field("allowedTopologies", s.List(core_v1.TopologySelectorTerm), ""),
-        s.Field("mountOptions", s.List(s.STRING), ""),
-        s.Field("parameters", s.Map(s.STRING), ""),
-        s.Field("provisioner", s.STRING, "", required=True),
+        s.Field(
+            "allowVolumeExpansion",
+            s.BOOLEAN,
+            "Whether claims of this class may be resized upward after creation.",
+        ),
+        s.Field(
+            "allowedTopologies",
+            s.List(core_v1.TopologySelectorTerm),
+            "Restricts where volumes may be provisioned; empty allows any topology.",
+        ),
+        s.Field(
+            "mountOptions",
+            s.List(s.STRING),
+            (
+                "Extra mount flags copied onto every volume the class "
+                "provisions; not checked by the server."
+            ),
+        ),
+        s.Field(
+            "parameters",
+            s.Map(s.STRING),
+            (
+                "Settings handed to the provisioner when it creates a volume, "
+                "at most 512 entries. Cannot be changed."
+            ),
+        ),
+        s.Field(
+            "provisioner",
+            s.STRING,
+            (
+                "Name of the volume plugin or CSI driver that creates volumes "
+                "for this class. Cannot be changed."
+            ),
+            required=True,
+        ),
         s.Field(
             "reclaimPolicy",
             s.Scalar(
@@ -150,7 +267,10 @@ StorageClass = kind_struct(
                     "Retain",
                 ),
             ),
-            "",
+            (
+                "What happens to a provisioned volume when its claim goes "
+                "away; Delete (the default) or Retain. Cannot be changed."
+            ),
         ),
         s.Field(
             "volumeBindingMode",
@@ -161,30 +281,43 @@ StorageClass = kind_struct(
                     "WaitForFirstConsumer",
                 ),
             ),
-            "",
+            (
+                "When volumes are provisioned and bound; Immediate (the "
+                "default) or WaitForFirstConsumer, which waits for a pod that "
+                "uses the claim. Cannot be changed."
+            ),
         ),
     ),
-    "",
+    "A named kind of storage that persistent volumes are provisioned from on demand.",
 )
 
 StorageClassList = list_struct(StorageClass)
 VolumeAttachmentSource = s.Struct(
     "io.k8s.api.storage.v1.VolumeAttachmentSource",
     (
-        s.Field("inlineVolumeSpec", core_v1.PersistentVolumeSpec, ""),
-        s.Field("persistentVolumeName", s.STRING, ""),
+        s.Field(
+            "inlineVolumeSpec",
+            core_v1.PersistentVolumeSpec,
+            "A volume spec taken from a pod's inline volume, after translation to CSI.",
+        ),
+        s.Field("persistentVolumeName", s.STRING, "Name of the PersistentVolume to attach."),
     ),
-    "",
+    "The volume a VolumeAttachment is about; exactly one field is set.",
 )
 
 VolumeAttachmentSpec = s.Struct(
     "io.k8s.api.storage.v1.VolumeAttachmentSpec",
     (
-        s.Field("attacher", s.STRING, "", required=True),
-        s.Field("nodeName", s.STRING, "", required=True),
-        s.Field("source", VolumeAttachmentSource, "", required=True),
+        s.Field(
+            "attacher",
+            s.STRING,
+            "Name of the driver that performs the attach, as its CSI name.",
+            required=True,
+        ),
+        s.Field("nodeName", s.STRING, "Node the volume is attached to.", required=True),
+        s.Field("source", VolumeAttachmentSource, "The volume to attach.", required=True),
     ),
-    "",
+    "The volume, node and attacher of a VolumeAttachment.",
 )
 
 VolumeError = s.Struct(
@@ -193,35 +326,53 @@ VolumeError = s.Struct(
         s.Field(
             "errorCode",
             s.INT32,
-            "",
+            "Numeric gRPC status code from the driver, where there is one.",
             lifecycle=gated("MutableCSINodeAllocatableCount"),
             gate="MutableCSINodeAllocatableCount",
         ),
-        s.Field("message", s.STRING, ""),
-        s.Field("time", s.Time(), ""),
+        s.Field("message", s.STRING, "What went wrong, in words."),
+        s.Field("time", s.Time(), "When the error happened."),
     ),
-    "",
+    "An error reported while attaching or detaching a volume.",
 )
 
 VolumeAttachmentStatus = s.Struct(
     "io.k8s.api.storage.v1.VolumeAttachmentStatus",
     (
-        s.Field("attachError", VolumeError, ""),
-        s.Field("attached", s.BOOLEAN, "", required=True),
-        s.Field("attachmentMetadata", s.Map(s.STRING), ""),
-        s.Field("detachError", VolumeError, ""),
+        s.Field("attachError", VolumeError, "The last error of an attach attempt, if any."),
+        s.Field(
+            "attached",
+            s.BOOLEAN,
+            "True once the volume is attached and ready for the node.",
+            required=True,
+        ),
+        s.Field(
+            "attachmentMetadata",
+            s.Map(s.STRING),
+            "Data from a successful attach that the node needs to mount the volume.",
+        ),
+        s.Field("detachError", VolumeError, "The last error of a detach attempt, if any."),
     ),
-    "",
+    "Progress of an attach or detach, written by the attacher only.",
 )
 
 VolumeAttachment = kind_struct(
     "io.k8s.api.storage.v1.VolumeAttachment",
     (("storage.k8s.io", "v1", "VolumeAttachment"),),
     (
-        s.Field("spec", VolumeAttachmentSpec, "", required=True),
-        s.Field("status", VolumeAttachmentStatus, ""),
+        s.Field(
+            "spec",
+            VolumeAttachmentSpec,
+            "Which volume goes to which node, and the attacher that does it. Cannot be changed.",
+            required=True,
+        ),
+        s.Field(
+            "status",
+            VolumeAttachmentStatus,
+            "Whether the attach or detach worked, written by the attacher.",
+        ),
     ),
-    "",
+    "Records that a volume should be attached to, or detached from, a node.",
 )
 
 VolumeAttachmentList = list_struct(VolumeAttachment)
