@@ -52,6 +52,7 @@ from kapi.apis.core_v1_services import (
 )
 from kapi.apis.rbac_validation import GROUP as RBAC
 from kapi.audit import Auditor
+from kapi.controllers.garbage_collector import GarbageCollector
 from kapi.controllers.identity import IdentityLeaseController, IdentityLeaseGC, apiserver_id
 from kapi.controllers.kubernetes_service import KubernetesServiceController, advertise_address
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
@@ -77,7 +78,7 @@ from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.informer import Informer
 from kapi.registry.store import Store
 from kapi.runtime.lifecycle_paths import TaggedPath
-from kapi.runtime.scheme import Resource, Scheme
+from kapi.runtime.scheme import GroupVersion, Resource, Scheme
 from kapi.runtime.strategy import ResourceStrategy
 from kapi.storage.interface import CompactionRound, Storage, StorageUnavailableError
 from kapi.storage.sqlite import SQLiteStorage
@@ -125,6 +126,8 @@ class ServerConfig:
     #: Events are deleted this many seconds after their last write (``--event-ttl``);
     #: below one second they never are, as upstream truncates it to whole seconds.
     event_ttl: float = 3600.0
+    #: Deletes leave the garbage collector's finalizers, and the collector runs here.
+    enable_garbage_collector: bool = True
     #: Audit log (upstream's ``--audit-*`` flags): off unless a log path is given; ``-`` is
     #: standard output.  Rotation sizes are in megabytes (0: lumberjack's 100), age in days.
     audit_log_path: str = ""
@@ -283,6 +286,7 @@ class APIServer:
                 ttl=event_ttl if resource.strategy.expires_after_event_ttl else 0,
                 declarative=self.declarative_validation,
                 field_lifecycle=self.field_lifecycle,
+                garbage_collection=self.config.enable_garbage_collector,
             )
         await ensure_system_namespaces(self.store("", "namespaces"))
         self._post_start_done.add("start-system-namespaces-controller")
@@ -294,6 +298,8 @@ class APIServer:
                 self.store("", "namespaces"), self.stores.values, crds, self.custom_resources
             ).run()
         )
+        if self.config.enable_garbage_collector:
+            self._spawn(GarbageCollector(self.stores.values, self._owner_store).run())
         if self.identity:
             self._start_identity_controllers()
         if self.storage_version_gate is not None:
@@ -536,6 +542,14 @@ class APIServer:
         """A namespace read from storage (admission reads its informer first)."""
         return await self.store("", "namespaces").get(None, name)
 
+    def _owner_store(self, api_version: str, kind: str) -> Store | None:
+        """The store of an owner reference's kind: its group's, whatever the version."""
+        group = GroupVersion.parse(api_version).group
+        for store in list(self.stores.values()):
+            if store.resource.kind == kind and store.resource.group == group:
+                return store
+        return None
+
     def _new_store(
         self,
         resource: Resource,
@@ -555,6 +569,7 @@ class APIServer:
             strategy=strategy,
             field_lifecycle=self.field_lifecycle,
             lifecycle_paths=lifecycle_paths,
+            garbage_collection=self.config.enable_garbage_collector,
         )
 
     async def _compact_periodically(self) -> None:

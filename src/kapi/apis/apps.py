@@ -131,6 +131,9 @@ class _WorkloadStrategy(Strategy):
 
 class DeploymentStrategy(_WorkloadStrategy):
     mutable_selector_in = ((GROUP, "v1beta1"), (EXTENSIONS, "v1beta1"))
+    orphans_by_default_in = frozenset(
+        {(EXTENSIONS, "v1beta1"), (GROUP, "v1beta1"), (GROUP, "v1beta2")}
+    )
     #: ``rollback`` is written by :class:`DeploymentRollbackCreator` alone, past this strategy.
     subresource_fields = {"status": ("status",), "rollback": ()}
 
@@ -153,6 +156,7 @@ class DeploymentStrategy(_WorkloadStrategy):
 
 class ReplicaSetStrategy(_WorkloadStrategy):
     mutable_selector_in = ((EXTENSIONS, "v1beta1"),)
+    orphans_by_default_in = frozenset({(EXTENSIONS, "v1beta1"), (GROUP, "v1beta2")})
     zero_status = ("replicas",)
 
     def validate(self, obj: Object) -> list[FieldError]:
@@ -172,6 +176,7 @@ class StatefulSetStrategy(_WorkloadStrategy):
 
     warn_on_name = False
     zero_status = ("replicas", "availableReplicas")
+    orphans_by_default_in = frozenset({(GROUP, "v1beta1"), (GROUP, "v1beta2")})
 
     @staticmethod
     def validate_name(name: str, prefix: bool) -> list[str]:
@@ -202,6 +207,7 @@ class DaemonSetStrategy(_WorkloadStrategy):
     """templateGeneration (an annotation of the v1 object) starts at 1 and follows the template."""
 
     mutable_selector_in = ((EXTENSIONS, "v1beta1"),)
+    orphans_by_default_in = frozenset({(EXTENSIONS, "v1beta1"), (GROUP, "v1beta2")})
     zero_status = (
         "currentNumberScheduled",
         "numberMisscheduled",

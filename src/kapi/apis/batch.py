@@ -198,6 +198,7 @@ class CronJobStrategy(Strategy):
 
     has_generation = True
     has_status = True
+    orphans_by_default_in = frozenset({("batch", "v1beta1")})
 
     def prepare_for_create(self, obj: Object) -> None:
         obj["status"] = {}  # a zero CronJobStatus: Go always serialises the struct

@@ -42,6 +42,7 @@ from kapi.registry.tables import (
     label_selector_cell,
     short_duration,
 )
+from kapi.runtime.strategy import GarbageCollectionPolicy
 
 # --- label keys (k8s.io/api/batch/v1) -------------------------------------------------------
 
@@ -71,6 +72,13 @@ MAX_POD_CONDITION_PATTERNS = 20
 MAX_MANAGED_BY_LENGTH = 63
 MAX_SUCCEEDED_INDEXES_LENGTH = 64 * 1024
 MAX_SUCCESS_RULES = 20
+
+#: Upstream's warning for a batch/v1 delete that names no propagation (its pods stay).
+ORPHANED_PODS_WARNING = (
+    "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background "
+    "to remove them or set propagationPolicy=Orphan to suppress this warning"
+)
+
 
 # --- defaulting (SetDefaults_Job) -----------------------------------------------------------
 
@@ -666,6 +674,13 @@ class JobStrategy(Strategy):
 
     has_generation = True
     has_status = True
+    #: batch/v1 deletes leave the pods unless told otherwise, and say so.
+    orphans_by_default_in = frozenset({("batch", "v1")})
+
+    def warnings_on_delete(self, propagation_given: bool) -> list[str]:
+        policy = self.default_garbage_collection_policy()
+        orphans = policy is GarbageCollectionPolicy.ORPHAN_DEPENDENTS
+        return [] if propagation_given or not orphans else [ORPHANED_PODS_WARNING]
 
     def prepare_for_create(self, obj: Object) -> None:
         spec = obj.setdefault("spec", {})

@@ -32,6 +32,7 @@ from kapi.request import current as current_request
 from kapi.runtime.meta import kind_struct
 from kapi.runtime.schema import INT32, STRING, Field, MicroTime, Struct, Time
 from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
+from kapi.runtime.strategy import GarbageCollectionPolicy
 from kapi.version import Version
 
 _CORE = "io.k8s.api.core.v1"
@@ -356,6 +357,11 @@ class EventStrategy(Strategy):
 
     allow_create_on_update = True
     expires_after_event_ttl = True
+
+    def default_garbage_collection_policy(self) -> GarbageCollectionPolicy:
+        """Events take no part in garbage collection: a delete never waits on a finalizer."""
+        return GarbageCollectionPolicy.UNSUPPORTED
+
     validate_name = staticmethod(validation.name_is_path_segment)
 
     def prepare_for_create(self, obj: Object) -> None:

@@ -150,6 +150,8 @@ class ReplicationControllerStrategy(Strategy):
 
     has_generation = True
     has_status = True
+    #: Deletes orphan the pods unless told otherwise, as before the garbage collector.
+    orphans_by_default_in = frozenset({("", "v1")})
 
     def prepare_for_create(self, obj: Object) -> None:
         obj["status"] = {"replicas": 0}  # a zero status: replicas always serialises

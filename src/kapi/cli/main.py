@@ -177,6 +177,15 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         help="Comma-separated default audiences of service account tokens (default: the issuer)",
     )
     p.add_argument(
+        "--enable-garbage-collector",
+        nargs="?",
+        const="true",
+        default="true",
+        metavar="BOOL",
+        help="Enables the generic garbage collector: deletes leave its finalizers, and this "
+        "server runs it (kube-controller-manager does upstream). (default true)",
+    )
+    p.add_argument(
         "--event-ttl",
         default="1h0m0s",
         metavar="DURATION",
@@ -322,6 +331,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
     except ValueError as exc:
         parser.error(str(exc))
     event_ttl = _duration_flag(parser, "event-ttl", args.event_ttl)
+    collector = _bool_flag(parser, "enable-garbage-collector", args.enable_garbage_collector)
     read_header_timeout = _duration_flag(parser, "read-header-timeout", args.read_header_timeout)
     if read_header_timeout == 0:
         parser.error(
@@ -403,6 +413,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         identity_lease_duration_seconds=args.identity_lease_duration_seconds,
         identity_lease_renew_interval_seconds=args.identity_lease_renew_interval_seconds,
         event_ttl=event_ttl,
+        enable_garbage_collector=collector,
         audit_log_path=args.audit_log_path,
         audit_policy_file=args.audit_policy_file,
         audit_log_maxsize=args.audit_log_maxsize,
@@ -478,6 +489,23 @@ def _workers_error(args: argparse.Namespace, etcd_servers: tuple[str, ...]) -> s
             "(its rotation is per process); use '-' or one worker"
         )
     return ""
+
+
+#: ``strconv.ParseBool``'s spellings, which pflag's bool flags take.
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def _bool_flag(parser: argparse.ArgumentParser, name: str, value: str) -> bool:
+    """A bool flag's value (``--x``, ``--x=false``); other text is pflag's usage error."""
+    if value not in _GO_BOOLS:
+        parser.error(
+            f'invalid argument "{value}" for "--{name}" flag: strconv.ParseBool: '
+            f'parsing "{value}": invalid syntax'
+        )
+    return _GO_BOOLS[value]
 
 
 def _duration_flag(parser: argparse.ArgumentParser, name: str, value: str) -> float:

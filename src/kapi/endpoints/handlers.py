@@ -33,6 +33,7 @@ from kapi.endpoints import tables
 from kapi.endpoints.http import Request, Response, StreamingResponse
 from kapi.endpoints.negotiation import JSON_OUTPUT, Output, body_media_type, patch_media_type
 from kapi.endpoints.openapi import meta as openapi_meta
+from kapi.registry.deletion import Propagation
 from kapi.registry.fieldmanager.manager import manager_or_user_agent
 from kapi.registry.predicate import SelectionPredicate
 from kapi.registry.store import ListResult, Preconditions, Store
@@ -934,7 +935,11 @@ async def delete(scope: RequestScope, request: Request) -> Response:
     pre = options.get("preconditions") or {}
     preconditions = Preconditions(pre.get("uid"), pre.get("resourceVersion")) if pre else None
     obj, gone = await scope.store.delete(
-        scope.namespace, scope.name, preconditions=preconditions, dry_run=dry_run
+        scope.namespace,
+        scope.name,
+        preconditions=preconditions,
+        dry_run=dry_run,
+        propagation=_propagation(options),
     )
     if gone:
         details: Object = {"name": scope.name}
@@ -958,7 +963,10 @@ async def delete_collection(scope: RequestScope, request: Request) -> Response:
     options = await _delete_options(request)
     dry_run = _delete_dry_run(query, options)
     deleted = await scope.store.delete_collection(
-        scope.namespace, await _predicate(query, scope), dry_run=dry_run
+        scope.namespace,
+        await _predicate(query, scope),
+        dry_run=dry_run,
+        propagation=_propagation(options),
     )
     body = {
         "kind": scope.resource.list_kind,
@@ -969,10 +977,18 @@ async def delete_collection(scope: RequestScope, request: Request) -> Response:
     return await encode_many(200, body, scope.output, len(deleted))
 
 
+#: ``strconv.ParseBool``'s spellings, for ``orphanDependents`` given as a query parameter.
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
 async def _delete_options(request: Request) -> Object:
+    """The DELETE's options: its body, or without one the query (as upstream decodes them)."""
     body = await request.body()
     if not body.strip():
-        return {}
+        return _query_delete_options(request.query)
     media = body_media_type(request.headers.get("content-type"), serializer.BODY_TYPES)
     try:
         options = serializer.decode(body, media, find_duplicates=False).obj
@@ -1002,6 +1018,26 @@ async def _delete_options(request: Request) -> Object:
             [_unsupported_policy(policy)],
         )
     return options
+
+
+def _query_delete_options(query: dict[str, str]) -> Object:
+    options: Object = {}
+    policy = query.get("propagationPolicy")
+    if policy:
+        if policy not in ("Orphan", "Background", "Foreground"):
+            raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [_unsupported_policy(policy)])
+        options["propagationPolicy"] = policy
+    orphan = query.get("orphanDependents")
+    if orphan:
+        if orphan not in _GO_BOOLS:
+            raise errors.bad_request(f'strconv.ParseBool: parsing "{orphan}": invalid syntax')
+        options["orphanDependents"] = _GO_BOOLS[orphan]
+    return options
+
+
+def _propagation(options: Object) -> Propagation:
+    """What the DeleteOptions ask of the garbage collector (validated by ``_delete_options``)."""
+    return Propagation(options.get("propagationPolicy"), options.get("orphanDependents"))
 
 
 def _delete_dry_run(query: dict[str, str], options: Object) -> bool:

@@ -23,6 +23,7 @@ from kapi.apimachinery import errors, field_errors, validation
 from kapi.apimachinery.field_errors import Path
 from kapi.apimachinery.unstructured import Object
 from kapi.registry.admission import Admission, Attributes, Operation
+from kapi.registry.deletion import UNSPECIFIED, Propagation, deletion_finalizers
 from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.fieldmanager.equality import keep_unchanged_timestamps
 from kapi.registry.fieldmanager.resource import ResourceFieldManagers
@@ -134,6 +135,7 @@ class Store:
         declarative: DeclarativeValidation | None = None,
         field_lifecycle: FieldLifecyclePolicy | None = None,
         lifecycle_paths: tuple[TaggedPath, ...] | None = None,
+        garbage_collection: bool = False,
     ) -> None:
         self.resource = resource
         self.storage = storage
@@ -158,6 +160,8 @@ class Store:
         #: The built-in declaration checked in shadow mode beside ``strategy``'s validation.
         self._declared = resource.versions[self.hub_version].schema if declarative else None
         self._field_lifecycle = field_lifecycle
+        #: Deletes leave the garbage collector's finalizers (``--enable-garbage-collector``).
+        self.garbage_collection = garbage_collection
         #: KEP-2558 tagged fields: a custom resource's from its CRD, a built-in's declared.
         if lifecycle_paths is None:
             hub_schema = resource.versions[self.hub_version].schema
@@ -658,12 +662,16 @@ class Store:
         *,
         preconditions: Preconditions | None = None,
         dry_run: bool = False,
+        propagation: Propagation = UNSPECIFIED,
     ) -> tuple[Object, bool]:
         """Delete, or mark for deletion while finalizers remain.
 
+        ``propagation`` may add the garbage collector's finalizer (see
+        :mod:`kapi.registry.deletion`), which then holds the object.
         Returns the object and whether it is gone from storage now.
         """
         key = self._key(namespace, name)
+        self._warn(self.strategy.warnings_on_delete(propagation.explicit))
         while True:
             kv = await self.storage.get(key)
             if kv is None:
@@ -672,13 +680,16 @@ class Store:
             self._check_preconditions(obj, preconditions)
             await self._admit(Operation.DELETE, None, obj, dry_run)
             await self._validate_admission(Operation.DELETE, None, obj, dry_run)
-            if self.strategy.has_pending_finalizers(obj):
-                if _pending_deletion(obj):
+            marked = self._with_collector_finalizers(obj, propagation)
+            if self.strategy.has_pending_finalizers(marked):
+                if _pending_deletion(obj) and marked is obj:
                     return obj, False
-                marked = deep_copy(obj)
-                marked["metadata"]["deletionTimestamp"] = now_rfc3339()
-                marked["metadata"]["deletionGracePeriodSeconds"] = 0
-                self.strategy.prepare_for_graceful_delete(marked)
+                if marked is obj:
+                    marked = deep_copy(obj)
+                if not _pending_deletion(marked):
+                    marked["metadata"]["deletionTimestamp"] = now_rfc3339()
+                    marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                    self.strategy.prepare_for_graceful_delete(marked)
                 if dry_run:
                     return marked, False
                 # Without the TTL, as upstream's marking (a SimpleUpdate) writes it.
@@ -700,6 +711,22 @@ class Store:
                 if exc.reason == "Conflict" and preconditions is None:
                     continue
                 raise
+
+    def _with_collector_finalizers(self, obj: Object, propagation: Propagation) -> Object:
+        """``obj``, or a copy whose finalizers carry what ``propagation`` asks of the collector."""
+        if not self.garbage_collection:
+            return obj
+        finalizers = obj["metadata"].get("finalizers") or []
+        policy = self.strategy.default_garbage_collection_policy()
+        changed = deletion_finalizers(finalizers, propagation, policy)
+        if changed is None:
+            return obj
+        marked = deep_copy(obj)
+        if changed:
+            marked["metadata"]["finalizers"] = changed
+        else:
+            marked["metadata"].pop("finalizers", None)
+        return marked
 
     async def _delete_now(self, key: str, name: str, revision: int, obj: Object) -> Object:
         try:
@@ -732,7 +759,12 @@ class Store:
             )
 
     async def delete_collection(
-        self, namespace: str | None, predicate: SelectionPredicate, *, dry_run: bool = False
+        self,
+        namespace: str | None,
+        predicate: SelectionPredicate,
+        *,
+        dry_run: bool = False,
+        propagation: Propagation = UNSPECIFIED,
     ) -> builtins.list[Object]:
         listed = await self.list(namespace, predicate)
         deleted: list[Object] = []
@@ -740,7 +772,10 @@ class Store:
             metadata = obj["metadata"]
             try:
                 gone, _ = await self.delete(
-                    metadata.get("namespace"), metadata["name"], dry_run=dry_run
+                    metadata.get("namespace"),
+                    metadata["name"],
+                    dry_run=dry_run,
+                    propagation=propagation,
                 )
             except errors.StatusError as exc:
                 if exc.code == 404:

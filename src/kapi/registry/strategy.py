@@ -13,8 +13,9 @@ from typing import Any
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, Path
 from kapi.apimachinery.unstructured import Object
+from kapi.request import current as current_request
 from kapi.runtime.objects import deep_copy
-from kapi.runtime.strategy import ResourceStrategy, ScaleSubresource
+from kapi.runtime.strategy import GarbageCollectionPolicy, ResourceStrategy, ScaleSubresource
 
 METADATA = Path("metadata")
 
@@ -76,6 +77,21 @@ class Strategy:
 
     def prepare_for_graceful_delete(self, obj: Object) -> None:
         """Adjust an object being marked for deletion (Namespace moves to Terminating)."""
+
+    #: The group versions whose deletes orphan dependents unless told otherwise: those
+    #: that did so before the garbage collector existed (upstream's strategies name them).
+    orphans_by_default_in: frozenset[tuple[str, str]] = frozenset()
+
+    def default_garbage_collection_policy(self) -> GarbageCollectionPolicy:
+        """The policy of a delete that names none, for the group version of the request."""
+        info = current_request().info
+        if (info.api_group, info.api_version) in self.orphans_by_default_in:
+            return GarbageCollectionPolicy.ORPHAN_DEPENDENTS
+        return GarbageCollectionPolicy.DELETE_DEPENDENTS
+
+    def warnings_on_delete(self, propagation_given: bool) -> list[str]:
+        """Warnings for a delete (Jobs warn that their pods stay when no policy is given)."""
+        return []
 
     def validate(self, obj: Object) -> list[FieldError]:
         return []

@@ -11,11 +11,21 @@ defaults, and every kind's strategy derives from that.
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import Enum
 from typing import Any, Protocol
 
 from kapi.apimachinery.field_errors import FieldError
 from kapi.apimachinery.unstructured import Object
 from kapi.runtime.schema import Struct
+
+
+class GarbageCollectionPolicy(Enum):
+    """What a delete naming no propagation does to dependents (``rest.GarbageCollectionPolicy``)."""
+
+    DELETE_DEPENDENTS = "DeleteDependents"
+    ORPHAN_DEPENDENTS = "OrphanDependents"
+    #: The kind takes no part in garbage collection (Events): no finalizer is ever added.
+    UNSUPPORTED = "Unsupported"
 
 
 class ScaleSubresource(Protocol):
@@ -62,6 +72,10 @@ class ResourceStrategy(Protocol):
     def has_pending_finalizers(self, obj: Object) -> bool: ...
 
     def prepare_for_graceful_delete(self, obj: Object) -> None: ...
+
+    def default_garbage_collection_policy(self) -> GarbageCollectionPolicy: ...
+
+    def warnings_on_delete(self, propagation_given: bool) -> list[str]: ...
 
     def validate(self, obj: Object) -> list[FieldError]: ...
 
