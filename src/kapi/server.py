@@ -299,7 +299,8 @@ class APIServer:
             ).run()
         )
         if self.config.enable_garbage_collector:
-            self._spawn(GarbageCollector(self.stores.values, self._owner_store).run())
+            collector = GarbageCollector(self.storage, self.stores.values, self._owner_store)
+            self._spawn(collector.run())
         if self.identity:
             self._start_identity_controllers()
         if self.storage_version_gate is not None:

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.conftest import KapiServer, serve_with_flags
+from tests.helpers.crds import GROUP, crontab, crontab_crd, install
 from tests.helpers.kubectl import Kubectl
 from tests.helpers.wait import eventually
 
@@ -267,3 +268,17 @@ def test_without_the_collector_deletes_leave_no_finalizer(no_collector: KapiServ
         base = f"/api/v1/namespaces/{ns}/configmaps"
         create(http, base, configmap("dangling", owner))
         assert http.get(f"{base}/dangling").json()["metadata"]["ownerReferences"]
+
+
+def test_a_custom_resource_owner_takes_its_children_along(
+    http: httpx.Client, namespace: str
+) -> None:
+    """The operator pattern: a controller's children name its custom resource as owner."""
+    crd = crontab_crd("gcowners", "GcOwner")
+    install(http, crd)
+    owners = f"/apis/{GROUP}/v1/namespaces/{namespace}/gcowners"
+    owner = create(http, owners, {**crontab("tab"), "kind": "GcOwner"})
+    base = f"/api/v1/namespaces/{namespace}/configmaps"
+    create(http, base, configmap("child", owner))
+    assert http.delete(f"{owners}/tab").status_code == 200
+    eventually(lambda: gone(http, f"{base}/child"), what="the custom resource's child collected")

@@ -5,9 +5,9 @@ dependent.  Upstream's kube-controller-manager runs the collector; kapi runs
 it in the server (``--enable-garbage-collector``, on by default), since
 operators and their tests expect owned objects to go with their owner.
 
-The collector follows every resource's objects (list, then watch, as
-:func:`~kapi.registry.informer.reflect` does) into a graph of owner and
-dependent uids, and acts on three things:
+The collector follows the metadata of every object in storage (one list,
+then one watch of the whole registry, without decoding or converting the
+objects) into a graph of owner and dependent uids, and acts on three things:
 
 - a dependent none of whose owners exists any more is deleted (in the
   background; in the foreground when an owner waits on it);
@@ -24,7 +24,9 @@ after its owner (possibly through another server) is never collected by
 mistake.  Several servers on one storage each run a collector; their
 actions are idempotent (a delete preconditioned on the uid, finalizer and
 reference removals that re-read the object).  Events are not followed: they
-expire through ``--event-ttl``.
+expire through ``--event-ttl``.  An object is acted on through the store
+whose storage prefix holds its key, looked up when the action runs, so the
+objects of a CRD installed later are collected once it is.
 """
 
 from __future__ import annotations
@@ -35,24 +37,29 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from kapi.apimachinery import errors
 from kapi.apimachinery.unstructured import Object
 from kapi.registry.deletion import FOREGROUND, ORPHAN, Propagation
-from kapi.registry.informer import reflect
-from kapi.registry.store import Preconditions, Store, WatchEvent
-from kapi.runtime.strategy import GarbageCollectionPolicy
+from kapi.registry.informer import Backoff
+from kapi.registry.store import Preconditions, Store
+from kapi.storage.interface import EventType, ExpiredError, KeyValue, Storage
 
 log = logging.getLogger(__name__)
 
 #: Finds the store serving ``(apiVersion, kind)`` of an owner reference, if any.
 StoreFinder = Callable[[str, str], Store | None]
+#: Where every object lives in storage, and the part of it the collector leaves alone.
+REGISTRY = "/registry/"
+EVENTS = "/registry/events/"
 
 
 @dataclass
 class Node:
-    """What the collector knows of one object."""
+    """What the collector knows of one object: its key and the metadata it acts on."""
 
-    store: Store
+    key: str
     namespace: str | None
     name: str
     uid: str
@@ -61,13 +68,19 @@ class Node:
     deleting: bool = False
 
     @classmethod
-    def of(cls, store: Store, obj: Object) -> Node:
-        metadata = obj["metadata"]
+    def parse(cls, kv: KeyValue) -> Node | None:
+        """The node of a stored object; ``None`` for a value that is not one (internal keys)."""
+        try:
+            metadata = orjson.loads(kv.value).get("metadata")
+        except (orjson.JSONDecodeError, AttributeError):
+            return None
+        if not isinstance(metadata, dict) or not metadata.get("uid") or not metadata.get("name"):
+            return None
         return cls(
-            store,
+            kv.key,
             metadata.get("namespace") or None,
             metadata["name"],
-            metadata.get("uid", ""),
+            metadata["uid"],
             [r for r in metadata.get("ownerReferences") or () if isinstance(r, dict)],
             list(metadata.get("finalizers") or ()),
             bool(metadata.get("deletionTimestamp")),
@@ -80,60 +93,44 @@ class Node:
         return any(r.get("uid") == owner_uid and r.get("blockOwnerDeletion") for r in self.owners)
 
 
-class _Follower:
-    """Feeds one store's objects into the collector's graph (a :func:`reflect` target)."""
-
-    def __init__(self, collector: GarbageCollector, store: Store) -> None:
-        self.collector = collector
-        self.store = store
-
-    async def replace(self, objects: list[Object]) -> None:
-        self.collector.replace(self.store, objects)
-
-    async def apply(self, event: WatchEvent) -> None:
-        if event.type == "DELETED":
-            self.collector.forget(event.object["metadata"].get("uid", ""))
-        elif event.type in ("ADDED", "MODIFIED"):
-            self.collector.observe(self.store, event.object)
-
-
 class GarbageCollector:
-    """Given the stores of everything (``stores()``, read again as CRDs come and go) and a
-    way to find the store of an owner reference's kind."""
+    """Given the storage, the stores of everything (``stores()``, read again as CRDs come
+    and go) and a way to find the store of an owner reference's kind."""
 
-    #: How often new stores (custom resources installed since) are looked for.
-    rescan_interval = 1.0
     #: How long a failed action waits before it is tried again.
     retry_interval = 1.0
 
-    def __init__(self, stores: Callable[[], Iterable[Store]], find: StoreFinder) -> None:
+    def __init__(
+        self, storage: Storage, stores: Callable[[], Iterable[Store]], find: StoreFinder
+    ) -> None:
+        self._storage = storage
         self._stores = stores
         self._find = find
         self.nodes: dict[str, Node] = {}
+        self._by_key: dict[str, str] = {}
         #: Owner uid to the uids of the objects whose references name it.
         self.dependents: dict[str, set[str]] = {}
         self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self._queued: set[tuple[str, str]] = set()
-        self._followers: dict[str, asyncio.Task[None]] = {}
 
     # -- the graph ---------------------------------------------------------------------------
 
-    def replace(self, store: Store, objects: list[Object]) -> None:
-        """A store's whole set after a list: what is missing from it has been deleted."""
-        listed = {o["metadata"].get("uid", "") for o in objects}
-        prefix = store.resource.storage_prefix()
-        for uid in [u for u, n in self.nodes.items() if _prefix(n) == prefix and u not in listed]:
+    def replace(self, kvs: list[KeyValue]) -> None:
+        """Everything in storage after a list: what is missing from it has been deleted."""
+        listed = [n for n in map(Node.parse, kvs) if n is not None]
+        present = {n.uid for n in listed}
+        for uid in [u for u in self.nodes if u not in present]:
             self.forget(uid)
-        for obj in objects:
-            self.observe(store, obj)
+        for node in listed:
+            self.observe(node)
 
-    def observe(self, store: Store, obj: Object) -> None:
+    def observe(self, node: Node) -> None:
         """An object as it now is: index its references and queue what it calls for."""
-        node = Node.of(store, obj)
         old = self.nodes.get(node.uid)
         if old is not None:
             self._unlink(old)
         self.nodes[node.uid] = node
+        self._by_key[node.key] = node.uid
         for ref in node.owners:
             self.dependents.setdefault(str(ref.get("uid", "")), set()).add(node.uid)
         if node.owners and not node.deleting:
@@ -148,6 +145,8 @@ class GarbageCollector:
         node = self.nodes.pop(uid, None)
         if node is None:
             return
+        if self._by_key.get(node.key) == uid:
+            del self._by_key[node.key]
         self._unlink(node)
         for dependent in self.dependents.get(uid, ()):
             self._enqueue("dependent", dependent)
@@ -174,27 +173,42 @@ class GarbageCollector:
     # -- the loops ---------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Follow every store and act on the graph until cancelled."""
+        """Follow storage and act on the graph until cancelled."""
         worker = asyncio.create_task(self._work())
         try:
-            while True:
-                self._follow_new_stores()
-                await asyncio.sleep(self.rescan_interval)
+            await self._follow()
         finally:
             worker.cancel()
-            for task in self._followers.values():
-                task.cancel()
 
-    def _follow_new_stores(self) -> None:
-        for store in self._stores():
-            policy = store.strategy.default_garbage_collection_policy()
-            if policy is GarbageCollectionPolicy.UNSUPPORTED:
-                continue  # Events
-            # Stores that share storage (extensions/v1beta1 beside apps) are followed once.
-            prefix = store.resource.storage_prefix()
-            if prefix not in self._followers:
-                follower = _Follower(self, store)
-                self._followers[prefix] = asyncio.create_task(reflect(store, follower))
+    async def _follow(self) -> None:
+        """List, then watch from there; start over from a new list when the watch ends."""
+        backoff = Backoff()
+        while True:
+            try:
+                listed = await self._storage.list(REGISTRY)
+                self.replace([kv for kv in listed.kvs if not kv.key.startswith(EVENTS)])
+                watch = await self._storage.watch(REGISTRY, listed.revision)
+                try:
+                    async for event in watch:
+                        backoff.reset()
+                        kv = event.kv
+                        if kv is None or kv.key.startswith(EVENTS):
+                            continue
+                        if event.type is EventType.DELETED:
+                            uid = self._by_key.get(kv.key)
+                            if uid is not None:
+                                self.forget(uid)
+                        elif (node := Node.parse(kv)) is not None:
+                            self.observe(node)
+                finally:
+                    await watch.close()
+            except asyncio.CancelledError:
+                raise
+            except ExpiredError as exc:
+                log.info("garbage collector: watch expired (%s); listing again", exc)
+            except Exception as exc:
+                log.warning("garbage collector: following storage failed: %r; retrying", exc)
+            await asyncio.sleep(backoff.next())
 
     async def _work(self) -> None:
         while True:
@@ -210,6 +224,13 @@ class GarbageCollector:
                 asyncio.get_running_loop().call_later(
                     self.retry_interval, self._enqueue, action, uid
                 )
+
+    def _store_of(self, node: Node) -> Store:
+        """The store holding ``node``'s key (the longest storage prefix that does)."""
+        holding = [s for s in self._stores() if node.key.startswith(s.resource.storage_prefix())]
+        if not holding:
+            raise LookupError(f"no store serves {node.key} (yet)")
+        return max(holding, key=lambda s: len(s.resource.storage_prefix()))
 
     # -- the actions -------------------------------------------------------------------------
 
@@ -238,10 +259,9 @@ class GarbageCollector:
             policy = "Foreground"
         else:
             policy = "Background"
-        plural = node.store.resource.plural
-        log.info("garbage collector: deleting %s %s (%s)", plural, node.name, policy)
+        log.info("garbage collector: deleting %s (%s)", node.key, policy)
         try:
-            await node.store.delete(
+            await self._store_of(node).delete(
                 node.namespace,
                 node.name,
                 preconditions=Preconditions(uid=node.uid),
@@ -326,21 +346,18 @@ class GarbageCollector:
         await self._update(node, drop)
 
     async def _update(self, node: Node, change: Callable[[Object], Any]) -> None:
+        store = self._store_of(node)
+
         async def change_same_object(obj: Object) -> Object:
             if obj["metadata"].get("uid") != node.uid:
-                resource = node.store.resource
-                raise errors.not_found(resource.plural, resource.group, node.name)
+                raise errors.not_found(store.resource.plural, store.resource.group, node.name)
             return await change(obj)
 
         try:
-            await node.store.update(node.namespace, node.name, change_same_object)
+            await store.update(node.namespace, node.name, change_same_object)
         except errors.StatusError as exc:
             if exc.code != 404:
                 raise
-
-
-def _prefix(node: Node) -> str:
-    return node.store.resource.storage_prefix()
 
 
 _ACTIONS = {
