@@ -319,42 +319,34 @@ class GarbageCollector:
                 self._enqueue("dependent", dependent.uid)
 
     async def _drop_owner_references(self, node: Node, owner_uids: set[str]) -> None:
-        async def drop(obj: Object) -> Object:
-            metadata = obj["metadata"]
-            refs = metadata.get("ownerReferences") or ()
-            kept = [r for r in refs if r.get("uid") not in owner_uids]
-            if kept:
-                metadata["ownerReferences"] = kept
-            else:
-                metadata.pop("ownerReferences", None)
-            metadata.pop("resourceVersion", None)
-            return obj
-
-        await self._update(node, drop)
+        await self._remove(node, "ownerReferences", lambda ref: ref.get("uid") in owner_uids)
 
     async def _drop_finalizer(self, node: Node, finalizer: str) -> None:
-        async def drop(obj: Object) -> Object:
+        await self._remove(node, "finalizers", lambda name: name == finalizer)
+
+    async def _remove(self, node: Node, key: str, unwanted: Callable[[Any], bool]) -> None:
+        """Take the ``unwanted`` entries out of the list ``metadata[key]`` of ``node``'s object.
+
+        The object is read again and changed only while it is still the same
+        object (its uid), without a resourceVersion precondition: another
+        writer in between is not a reason to give up.
+        """
+        store = self._store_of(node)
+
+        async def remove(obj: Object) -> Object:
             metadata = obj["metadata"]
-            kept = [f for f in metadata.get("finalizers") or () if f != finalizer]
+            if metadata.get("uid") != node.uid:
+                raise errors.not_found(store.resource.plural, store.resource.group, node.name)
+            kept = [entry for entry in metadata.get(key) or () if not unwanted(entry)]
             if kept:
-                metadata["finalizers"] = kept
+                metadata[key] = kept
             else:
-                metadata.pop("finalizers", None)
+                metadata.pop(key, None)
             metadata.pop("resourceVersion", None)
             return obj
 
-        await self._update(node, drop)
-
-    async def _update(self, node: Node, change: Callable[[Object], Any]) -> None:
-        store = self._store_of(node)
-
-        async def change_same_object(obj: Object) -> Object:
-            if obj["metadata"].get("uid") != node.uid:
-                raise errors.not_found(store.resource.plural, store.resource.group, node.name)
-            return await change(obj)
-
         try:
-            await store.update(node.namespace, node.name, change_same_object)
+            await store.update(node.namespace, node.name, remove)
         except errors.StatusError as exc:
             if exc.code != 404:
                 raise
