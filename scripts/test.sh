@@ -66,6 +66,7 @@ ETCD_SUITES=(
   tests/integration/test_crd_*.py
   tests/integration/test_deprecated_apis.py
   tests/integration/test_deprecations_report.py
+  tests/integration/test_garbage_collector.py
   tests/integration/test_client_warnings.py
   tests/integration/test_kubectl.py
   tests/integration/test_kubectl_*.py
