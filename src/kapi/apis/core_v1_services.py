@@ -224,6 +224,19 @@ def keep_allocated_values(new: Object, old: Object) -> None:
                     port["nodePort"] = kept
 
 
+def trim_on_downgrade(new: Object, old: Object) -> None:
+    """A dual-stack Service changed to SingleStack keeps only its primary IP and family
+    (upstream's downgrade: the secondary IP is released once the update is stored)."""
+    spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
+    if spec.get("ipFamilyPolicy") != "SingleStack":
+        return
+    if old_spec.get("ipFamilyPolicy") == "SingleStack" or len(old_spec.get("clusterIPs") or ()) < 2:
+        return
+    for key in ("clusterIPs", "ipFamilies"):
+        if len(spec.get(key) or ()) > 1:
+            spec[key] = spec[key][:1]
+
+
 def drop_type_dependent_fields(new: Object, old: Object) -> None:
     """Upstream's ``dropTypeDependentFields``: a change of type clears what only the old
     type used, when the client left it as it was (so a patch of ``type`` alone works)."""
@@ -253,29 +266,46 @@ def drop_type_dependent_fields(new: Object, old: Object) -> None:
         spec.pop("internalTrafficPolicy", None)
 
 
+def _family_of(ip: str) -> str | None:
+    try:
+        return "IPv4" if ipaddress.ip_address(ip).version == 4 else "IPv6"
+    except ValueError:
+        return None
+
+
+def _other_family(family: str) -> str:
+    return "IPv6" if family == "IPv4" else "IPv4"
+
+
 def init_ip_families(spec: Object, network: ServiceNetwork) -> None:
-    """Upstream's ``initIPFamilyFields`` for single-stack use: ExternalName Services have no
-    families; others default to SingleStack and to the family of their IP (or the
-    cluster's primary one)."""
+    """Upstream's ``initIPFamilyFields``: ExternalName Services have no families.
+
+    The policy defaults to RequireDualStack where the request names two IPs or
+    two families, or for a headless Service without a selector, else to
+    SingleStack.  The families default to those of the given IPs, else to the
+    cluster's primary one; a dual-stack policy then adds the other family when
+    the cluster has both (a headless Service gets it whatever the cluster has).
+    """
     if spec.get("type") == EXTERNAL_NAME:
         spec.pop("ipFamilies", None)
         spec.pop("ipFamilyPolicy", None)
         return
+    ips = [ip for ip in spec.get("clusterIPs") or () if ip != NONE]
+    headless = spec.get("clusterIP") == NONE
     if not spec.get("ipFamilyPolicy"):
-        spec["ipFamilyPolicy"] = "SingleStack"
-    if spec.get("ipFamilies"):
-        return
-    families: list[str] = []
-    for ip in spec.get("clusterIPs") or ():
-        try:
-            parsed = ipaddress.ip_address(ip)
-        except ValueError:
-            continue
-        families.append("IPv4" if parsed.version == 4 else "IPv6")
+        two = len(ips) == 2 or len(spec.get("ipFamilies") or ()) == 2
+        selectorless_headless = headless and not spec.get("selector")
+        spec["ipFamilyPolicy"] = (
+            "RequireDualStack" if two or selectorless_headless else "SingleStack"
+        )
+    families: list[str] = list(spec.get("ipFamilies") or ())
+    if not families:
+        families = [f for f in map(_family_of, ips) if f is not None]
     if not families:
         families = [network.primary.family]
-        if spec["ipFamilyPolicy"] != "SingleStack" and len(network.ip_ranges) > 1:
-            families.append(network.ip_ranges[1].family)
+    dual = headless or len(network.ip_ranges) > 1
+    if spec["ipFamilyPolicy"] != "SingleStack" and len(families) == 1 and dual:
+        families.append(_other_family(families[0]))
     spec["ipFamilies"] = families
 
 
@@ -361,15 +391,39 @@ def _validate_cluster_ips(spec: Object, network: ServiceNetwork) -> list[FieldEr
             errs.append(invalid(path.index(i), value, _INVALID_IP))
     if len(ips) > 2:
         errs.append(invalid(path, _go_strings(ips), "may only hold up to 2 values"))
-    for i, family in enumerate(spec.get("ipFamilies") or ()):
+    headless = spec.get("clusterIP") == NONE
+    families: list[str] = list(spec.get("ipFamilies") or ())
+    seen: set[str] = set()
+    for i, family in enumerate(families):
         family_path = Path("spec", "ipFamilies").index(i)
         if family not in IP_FAMILIES:
             errs.append(not_supported(family_path, family, IP_FAMILIES))
-        elif network.range_of(family) is None:
+        elif family in seen:
+            errs.append(duplicate(family_path, family))
+        elif network.range_of(family) is None and not headless:
             errs.append(invalid(family_path, family, "not configured on this cluster"))
+        seen.add(family)
+    if not headless:
+        for i, (ip, family) in enumerate(zip(ips, families, strict=False)):
+            if _family_of(ip) not in (None, family):
+                detail = f"expected an {family} value as indicated by `ipFamilies[{i}]`"
+                errs.append(invalid(path.index(i), ip, detail))
     policy = spec.get("ipFamilyPolicy")
+    policy_path = Path("spec", "ipFamilyPolicy")
     if policy is not None and policy not in IP_FAMILY_POLICIES:
-        errs.append(not_supported(Path("spec", "ipFamilyPolicy"), policy, IP_FAMILY_POLICIES))
+        errs.append(not_supported(policy_path, policy, IP_FAMILY_POLICIES))
+    elif policy == "SingleStack" and (len(families) > 1 or len(ips) > 1):
+        errs.append(
+            invalid(
+                policy_path,
+                policy,
+                "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families "
+                "are specified",
+            )
+        )
+    elif policy == "RequireDualStack" and not headless and len(network.ip_ranges) < 2:
+        detail = "this cluster is not configured for dual-stack services"
+        errs.append(invalid(policy_path, policy, detail))
     return errs
 
 
@@ -507,6 +561,7 @@ class ServiceStrategy(Strategy):
         keep_allocated_values(new, old)
         drop_type_dependent_fields(new, old)
         normalize_cluster_ips(new, old)
+        trim_on_downgrade(new, old)
         init_ip_families(new.setdefault("spec", {}), self.network)
 
     def validate(self, obj: Object) -> list[FieldError]:
@@ -604,51 +659,58 @@ class ServiceAllocator:
     async def _allocate_ips(
         self, obj: Object, held: list[str], owner: str, dry_run: bool, reserved: list[str]
     ) -> None:
+        """One cluster IP per family (two on a dual-stack Service): each given one reserved
+        unless ``held`` already, each missing one taken from its family's range."""
         spec = obj["spec"]
         if not needs_cluster_ip(spec):
             return
         ips: list[str] = list(spec.get("clusterIPs") or [])
-        if ips and ips[0] in held:
-            return
-        name = (obj.get("metadata") or {}).get("name", "")
-        if ips:
-            ip = ips[0]
-            parsed = ipaddress.ip_address(ip)  # validated already
-            family = "IPv4" if parsed.version == 4 else "IPv6"
+        families = list(spec.get("ipFamilies") or [self.network.primary.family])
+        for ip in ips:
+            if ip not in held:
+                await self._reserve_given(obj, ip, ips, owner, dry_run, reserved)
+        for family in families[len(ips) :]:
             ip_range = self.network.range_of(family) or self.network.primary
+            candidates = ip_range.candidates(self.ips.rng)
             try:
-                if not ip_range.contains(parsed):
-                    raise ip_range.not_in_range(ip)
                 if dry_run:
-                    if not await self.ips.is_free(ip):
-                        raise AllocationError(IP_ALLOCATED)
+                    ip = await self.ips.next_free(candidates)
                 else:
-                    await self.ips.reserve(ip, owner)
+                    ip = await self.ips.reserve_next(candidates, owner)
                     reserved.append(ip)
-            except AllocationError as exc:
-                detail = f"failed to allocate IP {ip}: {exc}"
-                raise errors.invalid(
-                    "Service",
-                    "",
-                    name,
-                    [invalid(Path("spec", "clusterIPs"), _go_strings(ips), detail)],
+            except FullError as exc:
+                raise errors.internal_error(
+                    RuntimeError(f"failed to allocate a serviceIP: {exc}")
                 ) from None
-            return
-        families = spec.get("ipFamilies") or [self.network.primary.family]
-        ip_range = self.network.range_of(families[0]) or self.network.primary
-        candidates = ip_range.candidates(self.ips.rng)
+            ips.append(ip)
+        spec["clusterIP"] = ips[0]
+        spec["clusterIPs"] = ips
+
+    async def _reserve_given(
+        self, obj: Object, ip: str, ips: list[str], owner: str, dry_run: bool, reserved: list[str]
+    ) -> None:
+        """Reserve the IP a client asked for, in its family's range; 422 when it is taken."""
+        parsed = ipaddress.ip_address(ip)  # validated already
+        family = "IPv4" if parsed.version == 4 else "IPv6"
+        ip_range = self.network.range_of(family) or self.network.primary
         try:
+            if not ip_range.contains(parsed):
+                raise ip_range.not_in_range(ip)
             if dry_run:
-                ip = await self.ips.next_free(candidates)
+                if not await self.ips.is_free(ip):
+                    raise AllocationError(IP_ALLOCATED)
             else:
-                ip = await self.ips.reserve_next(candidates, owner)
+                await self.ips.reserve(ip, owner)
                 reserved.append(ip)
-        except FullError as exc:
-            raise errors.internal_error(
-                RuntimeError(f"failed to allocate a serviceIP: {exc}")
+        except AllocationError as exc:
+            name = (obj.get("metadata") or {}).get("name", "")
+            detail = f"failed to allocate IP {ip}: {exc}"
+            raise errors.invalid(
+                "Service",
+                "",
+                name,
+                [invalid(Path("spec", "clusterIPs"), _go_strings(ips), detail)],
             ) from None
-        spec["clusterIP"] = ip
-        spec["clusterIPs"] = [ip]
 
     async def _allocate_node_ports(
         self, obj: Object, held: set[int], owner: str, dry_run: bool, reserved: list[int]
