@@ -161,7 +161,22 @@ def test_daemonset_selector_mismatch(http: httpx.Client, namespace: str) -> None
 
 
 def test_controller_revision(http: httpx.Client, namespace: str) -> None:
-    owner_uid = "3d3c2e59-2a6a-4c0a-9a1b-8c8d8f0a1b2c"
+    # A real owner: the garbage collector deletes a revision whose owner is gone.
+    agent = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            },
+        },
+    }
+    daemonset = http.post(url(namespace, "daemonsets"), json=agent)
+    assert daemonset.status_code == 201, daemonset.text
+    owner_uid = daemonset.json()["metadata"]["uid"]
     body = {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",

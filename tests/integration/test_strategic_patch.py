@@ -25,7 +25,9 @@ UID = {n: "-".join(n * size for size in (8, 4, 4, 4, 12)) for n in "123"}
 
 
 def owner(n: str) -> dict[str, str]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "name": f"owner-{n}", "uid": UID[n]}
+    """A reference to an owner of a kind this server does not serve: the garbage collector
+    leaves its dependents alone (an owner it cannot look up is never taken as gone)."""
+    return {"apiVersion": "example.com/v1", "kind": "Owner", "name": f"owner-{n}", "uid": UID[n]}
 
 
 def configmap(name: str, finalizers: list[str], owners: list[str]) -> dict[str, Any]:
