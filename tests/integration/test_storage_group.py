@@ -674,3 +674,27 @@ def test_v1beta1_absent_at_the_default_version(http: httpx.Client) -> None:
     } <= resources
     sc = next(r for r in http.get(V1).json()["resources"] if r["name"] == "storageclasses")
     assert (sc["namespaced"], sc["shortNames"]) == (False, ["sc"])
+
+
+# --- gated fields -------------------------------------------------------------------------------
+
+
+def test_alpha_fields_are_dropped_with_a_warning(http: httpx.Client) -> None:
+    """MutableCSINodeAllocatableCount is alpha (off) in 1.33: its fields are not stored."""
+    name = unique("drv")
+    created = http.post(
+        f"{V1}/csidrivers", json=csi_driver(name, nodeAllocatableUpdatePeriodSeconds=30)
+    )
+    assert created.status_code == 201, created.text
+    assert "nodeAllocatableUpdatePeriodSeconds" not in created.json()["spec"]
+    assert [w.split('"')[1] for w in created.headers.get_list("warning")] == [
+        "spec.nodeAllocatableUpdatePeriodSeconds: dropped because the "
+        "MutableCSINodeAllocatableCount feature gate is disabled"
+    ]
+    va = unique("va")
+    current = http.post(f"{V1}/volumeattachments", json=attachment(va)).json()
+    current["status"] = {"attached": False, "attachError": {"message": "busy", "errorCode": 5}}
+    updated = http.put(f"{V1}/volumeattachments/{va}/status", json=current)
+    assert updated.status_code == 200, updated.text
+    assert updated.json()["status"]["attachError"] == {"message": "busy"}
+    assert http.get(f"{V1}/volumeattachments/{va}").json()["status"] == updated.json()["status"]
