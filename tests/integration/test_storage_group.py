@@ -698,3 +698,25 @@ def test_alpha_fields_are_dropped_with_a_warning(http: httpx.Client) -> None:
     assert updated.status_code == 200, updated.text
     assert updated.json()["status"]["attachError"] == {"message": "busy"}
     assert http.get(f"{V1}/volumeattachments/{va}").json()["status"] == updated.json()["status"]
+
+
+def test_deprecated_node_labels_warn(http: httpx.Client, namespace: str) -> None:
+    zone = "failure-domain.beta.kubernetes.io/zone"
+    name = unique("sc")
+    terms = [{"matchLabelExpressions": [{"key": zone, "values": ["a"]}]}]
+    created = http.post(f"{V1}/storageclasses", json=storage_class(name, allowedTopologies=terms))
+    assert created.status_code == 201, created.text
+    assert [w.split('"', 1)[1][:-1] for w in created.headers.get_list("warning")] == [
+        "allowedTopologies[0].matchLabelExpressions[0].key: deprecated since v1.17; "
+        'use \\"topology.kubernetes.io/zone\\" instead'
+    ]
+    topology = {"matchExpressions": [{"key": zone, "operator": "Exists"}]}
+    made = http.post(
+        f"{V1}/namespaces/{namespace}/csistoragecapacities",
+        json=capacity(unique("cap"), nodeTopology=topology),
+    )
+    assert made.status_code == 201, made.text
+    assert [w.split('"', 1)[1][:-1] for w in made.headers.get_list("warning")] == [
+        f"nodeTopology.matchExpressions[0].key: {zone} is deprecated since v1.17; "
+        'use \\"topology.kubernetes.io/zone\\" instead'
+    ]

@@ -133,6 +133,52 @@ def _subdomain_errors(value: str, path: Path) -> list[FieldError]:
     return [invalid(path, value, m) for m in validation.name_is_dns_subdomain(value, False)]
 
 
+#: Upstream's ``pkg/api/node`` table of deprecated node labels and what replaces them.
+DEPRECATED_NODE_LABELS = {
+    "beta.kubernetes.io/arch": 'deprecated since v1.14; use "kubernetes.io/arch" instead',
+    "beta.kubernetes.io/os": 'deprecated since v1.14; use "kubernetes.io/os" instead',
+    "failure-domain.beta.kubernetes.io/region": (
+        'deprecated since v1.17; use "topology.kubernetes.io/region" instead'
+    ),
+    "failure-domain.beta.kubernetes.io/zone": (
+        'deprecated since v1.17; use "topology.kubernetes.io/zone" instead'
+    ),
+    "beta.kubernetes.io/instance-type": (
+        'deprecated since v1.17; use "node.kubernetes.io/instance-type" instead'
+    ),
+}
+
+
+def storage_class_warnings(obj: Object) -> list[str]:
+    """``GetWarningsForStorageClass``: deprecated node labels in ``allowedTopologies``."""
+    warnings: list[str] = []
+    for i, term in enumerate(obj.get("allowedTopologies") or ()):
+        for j, req in enumerate((term or {}).get("matchLabelExpressions") or ()):
+            message = DEPRECATED_NODE_LABELS.get((req or {}).get("key") or "")
+            if message is not None:
+                at = Path("allowedTopologies").index(i).child("matchLabelExpressions").index(j)
+                warnings.append(f"{at.child('key')}: {message}")
+    return warnings
+
+
+def node_selector_warnings(selector: Any, path: Path) -> list[str]:
+    """``GetWarningsForNodeSelector``: deprecated node labels in a label selector."""
+    if not isinstance(selector, Mapping):
+        return []
+    warnings: list[str] = []
+    for i, expr in enumerate(selector.get("matchExpressions") or ()):
+        key = (expr or {}).get("key") or ""
+        message = DEPRECATED_NODE_LABELS.get(key)
+        if message is not None:
+            at = path.child("matchExpressions").index(i).child("key")
+            warnings.append(f"{at}: {key} is {message}")
+    for label in selector.get("matchLabels") or {}:
+        message = DEPRECATED_NODE_LABELS.get(label)
+        if message is not None:
+            warnings.append(f"{path.child('matchLabels').child(label)}: {message}")
+    return warnings
+
+
 # --- StorageClass ------------------------------------------------------------------------------
 
 
@@ -249,6 +295,12 @@ class StorageClassStrategy(Strategy):
 
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
         return validate_storage_class(new) + validate_storage_class_update(new, old)
+
+    def warnings_on_create(self, obj: Object) -> list[str]:
+        return storage_class_warnings(obj)
+
+    def warnings_on_update(self, new: Object, old: Object) -> list[str]:
+        return storage_class_warnings(new)
 
 
 def is_default_class(obj: Object) -> bool:
@@ -776,6 +828,12 @@ class CSIStorageCapacityStrategy(Strategy):
 
     def validate(self, obj: Object) -> list[FieldError]:
         return validate_csi_storage_capacity(obj)
+
+    def warnings_on_create(self, obj: Object) -> list[str]:
+        return node_selector_warnings(obj.get("nodeTopology"), Path("nodeTopology"))
+
+    def warnings_on_update(self, new: Object, old: Object) -> list[str]:
+        return node_selector_warnings(new.get("nodeTopology"), Path("nodeTopology"))
 
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
         old_selector = old.get("nodeTopology")
