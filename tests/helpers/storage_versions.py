@@ -47,6 +47,11 @@ BUILTINS = {
     "rbac.authorization.k8s.io.clusterroles",
     "rbac.authorization.k8s.io.rolebindings",
     "rbac.authorization.k8s.io.roles",
+    "storage.k8s.io.csidrivers",
+    "storage.k8s.io.csinodes",
+    "storage.k8s.io.csistoragecapacities",
+    "storage.k8s.io.storageclasses",
+    "storage.k8s.io.volumeattachments",
     "storagemigration.k8s.io.storageversionmigrations",
 }
 

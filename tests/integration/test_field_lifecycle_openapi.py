@@ -55,6 +55,7 @@ def v2_tagged(http: httpx.Client) -> dict[tuple[str, str], Any]:
 
 
 CORE = "io.k8s.api.core.v1."
+STORAGE = "io.k8s.api.storage.v1."
 
 #: (definition, property, gate, the gate's first release, its stage at 1.30, 1.32, 1.33);
 #: ``None``: no tag in that release (the gate did not exist yet, or is GA).
@@ -190,6 +191,43 @@ FIELDS: list[tuple[str, str, str, str, str | None, str | None, str | None]] = [
         "alpha",
         "alpha",
         "beta",
+    ),
+    # storage.k8s.io (VolumeAttachment's inline volume spec is a PersistentVolumeSpec).
+    (
+        CORE + "PersistentVolumeSpec",
+        "volumeAttributesClassName",
+        "VolumeAttributesClass",
+        "v1.29",
+        "alpha",
+        "beta",
+        "beta",
+    ),
+    (
+        STORAGE + "CSIDriverSpec",
+        "nodeAllocatableUpdatePeriodSeconds",
+        "MutableCSINodeAllocatableCount",
+        "v1.33",
+        None,
+        None,
+        "alpha",
+    ),
+    (
+        STORAGE + "CSIDriverSpec",
+        "seLinuxMount",
+        "SELinuxMountReadWriteOncePod",
+        "v1.25",
+        "beta",
+        "beta",
+        "beta",
+    ),
+    (
+        STORAGE + "VolumeError",
+        "errorCode",
+        "MutableCSINodeAllocatableCount",
+        "v1.33",
+        None,
+        None,
+        "alpha",
     ),
     # The workload kinds' pod, service, PVC and HPA fields (pods, services, statefulsets, HPAs).
     (

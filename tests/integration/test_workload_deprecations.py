@@ -80,8 +80,33 @@ DEPRECATED = [
         RBAC_V1,
     ),
 ]
+STORAGE_V1 = "storage.k8s.io/v1"
+DEPRECATED += [
+    ("storage.k8s.io/v1beta1", "storageclasses", "StorageClass", "1.4", "1.19", "1.22", STORAGE_V1),
+    (
+        "storage.k8s.io/v1beta1",
+        "volumeattachments",
+        "VolumeAttachment",
+        "1.10",
+        "1.19",
+        "1.22",
+        STORAGE_V1,
+    ),
+    ("storage.k8s.io/v1beta1", "csidrivers", "CSIDriver", "1.14", "1.19", "1.22", STORAGE_V1),
+    ("storage.k8s.io/v1beta1", "csinodes", "CSINode", "1.14", "1.17", "1.22", STORAGE_V1),
+    (
+        "storage.k8s.io/v1beta1",
+        "csistoragecapacities",
+        "CSIStorageCapacity",
+        "1.21",
+        "1.24",
+        "1.27",
+        STORAGE_V1,
+    ),
+]
 RELEASES = ["1.15", "1.21", "1.24", "1.25", "1.31"]
 CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings"}
+CLUSTER_SCOPED |= {"storageclasses", "volumeattachments", "csidrivers", "csinodes"}
 
 
 def _minor(release: str) -> int:

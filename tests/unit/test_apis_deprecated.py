@@ -179,6 +179,11 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "clusterrolebindings": "/registry/clusterrolebindings/",
         "roles": "/registry/roles/",
         "rolebindings": "/registry/rolebindings/",
+        "storageclasses": "/registry/storageclasses/",
+        "volumeattachments": "/registry/volumeattachments/",
+        "csidrivers": "/registry/csidrivers/",
+        "csinodes": "/registry/csinodes/",
+        "csistoragecapacities": "/registry/csistoragecapacities/",
     }
     assert resource("Ingress").key("ns", "a") == "/registry/ingress/ns/a"
 

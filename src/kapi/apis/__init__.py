@@ -23,6 +23,7 @@ from kapi.apis import (
     networking,
     policy,
     rbac,
+    storage,
     storagemigration_v1beta1,
 )
 from kapi.features import FeatureGate
@@ -55,5 +56,6 @@ def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
         *networking.resources(),
         *policy.resources(),
         *rbac.resources(),
+        *storage.resources(gates or FeatureGate()),
         *storagemigration_v1beta1.resources(gates or FeatureGate()),
     ]
