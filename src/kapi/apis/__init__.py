@@ -21,7 +21,9 @@ from kapi.apis import (
     discovery_v1,
     events_v1,
     networking,
+    networking_policies,
     policy,
+    policy_psp,
     rbac,
     storagemigration_v1beta1,
 )
@@ -53,7 +55,9 @@ def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
         *discovery_v1.resources(),
         *events_v1.resources(),
         *networking.resources(),
+        *networking_policies.resources(),
         *policy.resources(),
+        *policy_psp.resources(),
         *rbac.resources(),
         *storagemigration_v1beta1.resources(gates or FeatureGate()),
     ]
