@@ -521,3 +521,75 @@ def test_old_versions_are_gone_at_the_modelled_release(http: httpx.Client, names
     assert http.get(policies(namespace, EXTENSIONS)).status_code == 404
     assert http.get(f"{EXTENSIONS}/namespaces/{namespace}/ingresses").status_code == 404
     assert http.get(f"/apis/{GROUP}/v1beta1/ingressclasses").status_code == 404
+
+
+# --- the DefaultIngressClass admission plugin ---------------------------------------------------
+
+DEFAULT_CLASS = "ingressclass.kubernetes.io/is-default-class"
+
+
+def _ingress(name: str, **metadata: Any) -> Object:
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "Ingress",
+        "metadata": {"name": name, **metadata},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}},
+    }
+
+
+def test_ingresses_without_a_class_get_the_default_one(fresh_server: KapiServer) -> None:
+    with fresh_server.client() as http:
+        ns = _namespace(http)
+        ingresses = f"{V1}/namespaces/{ns}/ingresses"
+        before = http.post(ingresses, json=_ingress("before"))
+        assert before.status_code == 201, before.text
+        assert "ingressClassName" not in before.json()["spec"]  # no default class yet
+
+        assert http.post(CLASSES, json=ingress_class("plain")).status_code == 201
+        marked = ingress_class("nginx")
+        marked["metadata"]["annotations"] = {DEFAULT_CLASS: "true"}
+        assert http.post(CLASSES, json=marked).status_code == 201
+
+        defaulted = http.post(ingresses, json=_ingress("defaulted"))
+        assert defaulted.status_code == 201, defaulted.text
+        assert defaulted.json()["spec"]["ingressClassName"] == "nginx"
+        explicit = http.post(
+            ingresses,
+            json={
+                **_ingress("explicit"),
+                "spec": {**_ingress("explicit")["spec"], "ingressClassName": "plain"},
+            },
+        )
+        assert explicit.json()["spec"]["ingressClassName"] == "plain"
+        legacy = http.post(
+            ingresses,
+            json=_ingress("legacy", annotations={"kubernetes.io/ingress.class": "other"}),
+        )
+        assert legacy.status_code == 201, legacy.text
+        assert "ingressClassName" not in legacy.json()["spec"]
+
+        # An update keeps what it sends: only creates are defaulted.
+        current = http.get(f"{ingresses}/before").json()
+        current["metadata"]["labels"] = {"touched": "yes"}
+        updated = http.put(f"{ingresses}/before", json=current)
+        assert updated.status_code == 200, updated.text
+        assert "ingressClassName" not in updated.json()["spec"]
+
+
+def test_several_default_classes_pick_the_newest_then_the_lowest_name(
+    fresh_server: KapiServer,
+) -> None:
+    with fresh_server.client() as http:
+        ns = _namespace(http)
+        stamps = {}
+        for name in ("b-default", "a-default"):
+            body = ingress_class(name)
+            body["metadata"]["annotations"] = {DEFAULT_CLASS: "true"}
+            created = http.post(CLASSES, json=body)
+            assert created.status_code == 201, created.text
+            stamps[name] = created.json()["metadata"]["creationTimestamp"]
+        newest = max(stamps.values())
+        expected = min(name for name, stamp in stamps.items() if stamp == newest)
+        created = http.post(f"{V1}/namespaces/{ns}/ingresses", json=_ingress("web"))
+        assert created.status_code == 201, created.text
+        assert created.json()["spec"]["ingressClassName"] == expected
