@@ -83,12 +83,17 @@ def _rules(spec: Object) -> Iterator[tuple[str, int, Object]]:
 
 def default_network_policy(obj: Object) -> None:
     """``SetDefaults_NetworkPolicy`` and ``SetDefaults_NetworkPolicyPort`` (v1 and the beta)."""
-    spec = _spec(obj)
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = obj["spec"] = {}
+    # Go writes the (non-pointer) pod selector even when empty: it selects every pod.
+    if spec.get("podSelector") is None:
+        spec["podSelector"] = {}
     for _, _, rule in _rules(spec):
         for port in rule.get("ports") or ():
             if isinstance(port, dict) and port.get("protocol") is None:
                 port["protocol"] = TCP
-    if not spec.get("policyTypes") and isinstance(obj.get("spec"), dict):
+    if not spec.get("policyTypes"):
         # A policy naming no type is an ingress policy, and an egress one when it has
         # egress rules.
         spec["policyTypes"] = [INGRESS, EGRESS] if spec.get("egress") else [INGRESS]
