@@ -498,6 +498,11 @@ def test_extensions_ingress_converts_to_networking_v1(server_1_21: KapiServer) -
         back = http.get(f"{ingresses}/web")
         assert back.json()["spec"] == created.json()["spec"]
         assert back.json()["apiVersion"] == "extensions/v1beta1"
+        in_protobuf = http.get(f"{ingresses}/web", headers={"accept": PROTOBUF})
+        assert in_protobuf.headers["content-type"] == PROTOBUF
+        decoded = protobuf.decode(in_protobuf.content)
+        assert (decoded["apiVersion"], decoded["kind"]) == ("extensions/v1beta1", "Ingress")
+        assert decoded["spec"] == created.json()["spec"]
 
 
 def test_ingress_class_v1beta1_warns_with_upstreams_replacement(server_1_21: KapiServer) -> None:
