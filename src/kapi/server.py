@@ -25,6 +25,7 @@ import uvicorn
 
 from kapi import version as kversion
 from kapi.admission.chain import AdmissionChain
+from kapi.admission.default_ingress_class import DefaultIngressClass
 from kapi.admission.namespace_lifecycle import NamespaceLifecycle, namespace_getter
 from kapi.admission.webhook import (
     MutatingWebhookAdmission,
@@ -76,6 +77,7 @@ from kapi.endpoints.token import TokenSubresource
 from kapi.features import FeatureGate
 from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.informer import Informer
+from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store
 from kapi.runtime.lifecycle_paths import TaggedPath
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
@@ -226,6 +228,7 @@ class APIServer:
         self.admission = AdmissionChain(
             [
                 NamespaceLifecycle(self.namespace_informer, self._stored_namespace),
+                DefaultIngressClass(self._ingress_classes),
                 MutatingWebhookAdmission(*webhooks),
                 ValidatingWebhookAdmission(*webhooks),
                 # Last: only a dry run that every other plugin let through gets the report.
@@ -550,6 +553,11 @@ class APIServer:
             if store.resource.kind == kind and store.resource.group == group:
                 return store
         return None
+
+    async def _ingress_classes(self) -> list[Any]:
+        """Every stored IngressClass (the DefaultIngressClass plugin's lister)."""
+        listed = await self.store("networking.k8s.io", "ingressclasses").list(None, EVERYTHING)
+        return listed.items
 
     def _new_store(
         self,

@@ -107,6 +107,16 @@ API_RESOURCES: list[list[str]] = [
     ["leases", "", "coordination.k8s.io/v1", "true", "Lease", ALL_VERBS, ""],
     ["events", "ev", "events.k8s.io/v1", "true", "Event", ALL_VERBS, ""],
     ["poddisruptionbudgets", "pdb", "policy/v1", "true", "PodDisruptionBudget", ALL_VERBS, ""],
+    [
+        "networkpolicies",
+        "netpol",
+        "networking.k8s.io/v1",
+        "true",
+        "NetworkPolicy",
+        ALL_VERBS,
+        "",
+    ],
+    ["ingressclasses", "", "networking.k8s.io/v1", "false", "IngressClass", ALL_VERBS, ""],
 ]
 
 

@@ -3,8 +3,7 @@
 One real multi-kind manifest (a Deployment and the objects an application
 ships with it) is applied, read back, described, scaled and deleted by every
 release, and the ``kubectl create`` generators of the workload kinds are run;
-kubectl 1.32 and later send those bodies as protobuf.  (NetworkPolicy joins the
-manifest with the second half of the built-in API, which serves it.)
+kubectl 1.32 and later send those bodies as protobuf.
 """
 
 from __future__ import annotations
@@ -140,6 +139,19 @@ spec:
   minAvailable: 1
   selector:
     matchLabels: {app: web}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: web
+spec:
+  podSelector:
+    matchLabels: {app: web}
+  ingress:
+  - from:
+    - podSelector: {}
+    ports:
+    - port: 80
 """
 
 APPLIED = [
@@ -153,6 +165,7 @@ APPLIED = [
     "job.batch/migrate created",
     "ingress.networking.k8s.io/web created",
     "poddisruptionbudget.policy/web created",
+    "networkpolicy.networking.k8s.io/web created",
 ]
 
 
@@ -182,7 +195,7 @@ def test_apply_get_describe_scale_delete(kubectl: Kubectl, ns: str, tmp_path: Pa
     assert kubectl.ok(*n, "apply", "-f", str(manifest)).out_lines == APPLIED
 
     names = kubectl.ok(
-        *n, "get", "deploy,svc,cm,sa,role,rolebinding,hpa,job,ingress,pdb", "-o", "name"
+        *n, "get", "deploy,svc,cm,sa,role,rolebinding,hpa,job,ingress,pdb,netpol", "-o", "name"
     ).out_lines
     for expected in (
         "deployment.apps/web",
@@ -195,6 +208,7 @@ def test_apply_get_describe_scale_delete(kubectl: Kubectl, ns: str, tmp_path: Pa
         "job.batch/migrate",
         "ingress.networking.k8s.io/web",
         "poddisruptionbudget.policy/web",
+        "networkpolicy.networking.k8s.io/web",
     ):
         assert expected in names, names
 
@@ -215,6 +229,15 @@ def test_apply_get_describe_scale_delete(kubectl: Kubectl, ns: str, tmp_path: Pa
     described = kubectl.ok(*n, "describe", "deployment", "web").stdout
     assert "Name:" in described and "web" in described
     assert "nginx:1.27" in described
+
+    policy = json.loads(kubectl.ok(*n, "get", "netpol", "web", "-o", "json").stdout)
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    assert policy["spec"]["ingress"][0]["ports"] == [{"port": 80, "protocol": "TCP"}]
+    netpol_row = kubectl.ok(*n, "get", "netpol", "web", "--no-headers").out_lines
+    assert [line.split()[:2] for line in netpol_row] == [["web", "app=web"]]
+    described_policy = kubectl.ok(*n, "describe", "networkpolicy", "web").stdout
+    assert "PodSelector:     app=web" in described_policy
+    assert "To Port: 80/TCP" in described_policy
 
     scaled = kubectl.ok(*n, "scale", "deployment", "web", "--replicas=3")
     assert scaled.out_lines == ["deployment.apps/web scaled"]
@@ -238,7 +261,7 @@ def test_apply_get_describe_scale_delete(kubectl: Kubectl, ns: str, tmp_path: Pa
     assert deleted == [
         '{} "{}" deleted'.format(*line.removesuffix(" created").split("/")) for line in APPLIED
     ]
-    assert kubectl.ok(*n, "get", "deploy,svc,hpa,job", "-o", "name").out_lines == []
+    assert kubectl.ok(*n, "get", "deploy,svc,hpa,job,netpol", "-o", "name").out_lines == []
 
 
 def test_create_generators(kubectl: Kubectl, ns: str) -> None:

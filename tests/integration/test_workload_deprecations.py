@@ -18,12 +18,25 @@ from tests.conftest import KapiServer, serve_with_flags
 from tests.helpers.kapi_cli import make_kapi
 
 RBAC_V1 = "rbac.authorization.k8s.io/v1"
+NET_V1 = "networking.k8s.io/v1"
 #: (group/version, resource, kind, introduced in, deprecated in, removed in (or None),
 #: replacement group/version (or None)), from upstream's prerelease-lifecycle tags.
 DEPRECATED = [
     ("extensions/v1beta1", "deployments", "Deployment", "1.1", "1.8", "1.16", "apps/v1"),
     ("extensions/v1beta1", "daemonsets", "DaemonSet", "1.1", "1.8", "1.16", "apps/v1"),
     ("extensions/v1beta1", "replicasets", "ReplicaSet", "1.2", "1.8", "1.16", "apps/v1"),
+    ("extensions/v1beta1", "networkpolicies", "NetworkPolicy", "1.3", "1.9", "1.16", NET_V1),
+    ("extensions/v1beta1", "ingresses", "Ingress", "1.1", "1.14", "1.22", NET_V1),
+    (
+        "extensions/v1beta1",
+        "podsecuritypolicies",
+        "PodSecurityPolicy",
+        "1.2",
+        "1.11",
+        "1.16",
+        "policy/v1beta1",
+    ),
+    ("policy/v1beta1", "podsecuritypolicies", "PodSecurityPolicy", "1.10", "1.21", "1.25", None),
     ("apps/v1beta1", "deployments", "Deployment", "1.6", "1.8", "1.16", "apps/v1"),
     ("apps/v1beta1", "statefulsets", "StatefulSet", "1.5", "1.8", "1.16", "apps/v1"),
     ("apps/v1beta1", "controllerrevisions", "ControllerRevision", "1.7", "1.8", "1.16", "apps/v1"),
@@ -105,7 +118,7 @@ DEPRECATED += [
     ),
 ]
 RELEASES = ["1.15", "1.21", "1.24", "1.25", "1.31"]
-CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings"}
+CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings", "podsecuritypolicies"}
 CLUSTER_SCOPED |= {"storageclasses", "volumeattachments", "csidrivers", "csinodes"}
 
 

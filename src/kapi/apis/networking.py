@@ -1,4 +1,5 @@
-"""networking.k8s.io ``Ingress`` in ``v1`` (hub and storage) and the deprecated ``v1beta1``.
+"""networking.k8s.io ``Ingress`` in ``v1`` (hub and storage) and the deprecated ``v1beta1``,
+and the extensions/v1beta1 Ingress, which shares their storage.
 
 The versions differ in how a backend names its Service: v1beta1 has
 ``serviceName`` and an int-or-string ``servicePort``, v1 has
@@ -24,9 +25,15 @@ from kapi.apimachinery.unstructured import Object
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import kind_struct
+from kapi.runtime.protobuf_messages import INGRESS_BETA, register_kind
 from kapi.runtime.schema import INT32, STRING, Field, IntOrString, List, Scalar, Struct
 from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
+
+GROUP = "networking.k8s.io"
+EXTENSIONS = "extensions"
+#: The hub of extensions/v1beta1 Ingresses: networking.k8s.io/v1 objects, never served there.
+EXTENSIONS_HUB = "__networking_v1"
 
 EXACT, PREFIX, IMPLEMENTATION_SPECIFIC = "Exact", "Prefix", "ImplementationSpecific"
 #: Sorted, as upstream's ``supportedPathTypes.List()`` reports them.
@@ -91,9 +98,9 @@ def _backend_v1() -> Struct:
     )
 
 
-def _backend_v1beta1() -> Struct:
+def _backend_v1beta1(package: str = "networking") -> Struct:
     return Struct(
-        "io.k8s.api.networking.v1beta1.IngressBackend",
+        f"io.k8s.api.{package}.v1beta1.IngressBackend",
         (
             Field("resource", TypedLocalObjectReference, _RESOURCE_DOC),
             Field("serviceName", STRING, "The Service's name."),
@@ -103,9 +110,12 @@ def _backend_v1beta1() -> Struct:
     )
 
 
-def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -> Struct:
+def _ingress_schema(
+    version: str, backend: Struct, default_backend_field: str, group: str = GROUP
+) -> Struct:
     """The kind in ``version``: the same tree around a version-specific backend."""
-    prefix = f"io.k8s.api.networking.{version}"
+    package = "extensions" if group == EXTENSIONS else "networking"
+    prefix = f"io.k8s.api.{package}.{version}"
     path = Struct(
         f"{prefix}.HTTPIngressPath",
         (
@@ -214,7 +224,7 @@ def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -
     )
     return kind_struct(
         f"{prefix}.Ingress",
-        (("networking.k8s.io", version, "Ingress"),),
+        ((group, version, "Ingress"),),
         (
             Field("spec", spec, "The routing asked for."),
             Field("status", status, "What the controller reports."),
@@ -225,6 +235,10 @@ def _ingress_schema(version: str, backend: Struct, default_backend_field: str) -
 
 IngressV1 = _ingress_schema("v1", _backend_v1(), "defaultBackend")
 IngressV1beta1 = _ingress_schema("v1beta1", _backend_v1beta1(), "backend")
+#: extensions/v1beta1 Ingress: networking.k8s.io/v1beta1's fields under the old group.
+IngressExtensions = _ingress_schema("v1beta1", _backend_v1beta1(EXTENSIONS), "backend", EXTENSIONS)
+# The same protobuf fields under the same numbers as networking.k8s.io/v1beta1.
+register_kind(f"{EXTENSIONS}/v1beta1", "Ingress", INGRESS_BETA)
 
 # --- conversion and defaulting --------------------------------------------------------------
 
@@ -569,16 +583,70 @@ def address_cell(obj: Object) -> str:
     return text
 
 
+INGRESS_COLUMNS = (
+    NAME,
+    Column(
+        "Class",
+        "string",
+        "The IngressClass of the Ingress.",
+        lambda o: _spec_of(o).get("ingressClassName") or "<none>",
+    ),
+    Column(
+        "Hosts",
+        "string",
+        "The host names the rules match.",
+        hosts_cell,
+    ),
+    Column(
+        "Address",
+        "string",
+        "The load balancer's addresses.",
+        address_cell,
+    ),
+    Column(
+        "Ports",
+        "string",
+        "The ports served: 80, and 443 when TLS is set.",
+        lambda o: "80, 443" if _spec_of(o).get("tls") else "80",
+    ),
+    AGE,
+)
+
+
+def _ingress_resource(
+    group: str, versions: dict[str, ResourceVersion], hub: str, hub_api_version: str = ""
+) -> Resource:
+    return Resource(
+        group=group,
+        kind="Ingress",
+        plural="ingresses",
+        singular="ingress",
+        namespaced=True,
+        versions=versions,
+        hub_version=hub,
+        storage_version=hub,
+        strategy=IngressStrategy(),
+        short_names=("ing",),
+        subresources=("status",),
+        # Upstream's storage factory keys ingresses by the singular, in both groups.
+        storage_resource="ingress",
+        columns=INGRESS_COLUMNS,
+        hub_api_version=hub_api_version,
+    )
+
+
 def resources() -> list[Resource]:
-    """The networking.k8s.io resources this module defines."""
+    """networking.k8s.io Ingresses, and the extensions/v1beta1 ones sharing their storage.
+
+    extensions/v1beta1 Ingresses (1.1 to 1.22, deprecated in 1.14) are the
+    same objects as networking.k8s.io/v1beta1's, stored as networking.k8s.io/v1
+    under the same key, as upstream's storage factory cohabits the two groups.
+    """
+    replacement = GroupVersionKind(GROUP, "v1", "Ingress")
     return [
-        Resource(
-            group="networking.k8s.io",
-            kind="Ingress",
-            plural="ingresses",
-            singular="ingress",
-            namespaced=True,
-            versions={
+        _ingress_resource(
+            GROUP,
+            {
                 "v1": ResourceVersion("v1", IngressV1, Lifecycle(introduced=Version(1, 19))),
                 "v1beta1": ResourceVersion(
                     "v1beta1",
@@ -587,47 +655,34 @@ def resources() -> list[Resource]:
                         introduced=Version(1, 14),
                         deprecated=Version(1, 19),
                         removed=Version(1, 22),
-                        replacement=GroupVersionKind("networking.k8s.io", "v1", "Ingress"),
+                        replacement=replacement,
                     ),
                     default_v1beta1,
                     to_hub=v1beta1_to_hub,
                     from_hub=hub_to_v1beta1,
                 ),
             },
-            hub_version="v1",
-            storage_version="v1",
-            strategy=IngressStrategy(),
-            short_names=("ing",),
-            subresources=("status",),
-            # Upstream's storage factory keys ingresses by the singular.
-            storage_resource="ingress",
-            columns=(
-                NAME,
-                Column(
-                    "Class",
-                    "string",
-                    "The IngressClass of the Ingress.",
-                    lambda o: _spec_of(o).get("ingressClassName") or "<none>",
+            "v1",
+        ),
+        _ingress_resource(
+            EXTENSIONS,
+            {
+                "v1beta1": ResourceVersion(
+                    "v1beta1",
+                    IngressExtensions,
+                    Lifecycle(
+                        introduced=Version(1, 1),
+                        deprecated=Version(1, 14),
+                        removed=Version(1, 22),
+                        replacement=replacement,
+                    ),
+                    default_v1beta1,
+                    to_hub=v1beta1_to_hub,
+                    from_hub=hub_to_v1beta1,
                 ),
-                Column(
-                    "Hosts",
-                    "string",
-                    "The host names the rules match.",
-                    hosts_cell,
-                ),
-                Column(
-                    "Address",
-                    "string",
-                    "The load balancer's addresses.",
-                    address_cell,
-                ),
-                Column(
-                    "Ports",
-                    "string",
-                    "The ports served: 80, and 443 when TLS is set.",
-                    lambda o: "80, 443" if _spec_of(o).get("tls") else "80",
-                ),
-                AGE,
-            ),
-        )
+                EXTENSIONS_HUB: ResourceVersion(EXTENSIONS_HUB, IngressV1, served=False),
+            },
+            EXTENSIONS_HUB,
+            f"{GROUP}/v1",
+        ),
     ]

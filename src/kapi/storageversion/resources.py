@@ -48,6 +48,8 @@ def resource_infos(scheme: Scheme) -> list[ResourceInfo]:
             by_location.setdefault(resource.storage_prefix(), []).append(resource)
     infos: list[ResourceInfo] = []
     for sharing in by_location.values():
+        if not any(scheme.served(r, v) for r in sharing for v in r.versions):
+            continue  # a kind the release no longer has (PodSecurityPolicy after 1.24)
         sharing.sort(key=lambda r: (r.group, r.plural))
         owners = [r for r in sharing if _owns_storage(r)] or sharing
         owner = owners[0]
