@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, ROUND_UP, Context, Decimal, InvalidOperation
 from enum import Enum
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 
@@ -94,8 +95,20 @@ class Quantity:
 ZERO = Quantity(Decimal(0), Format.DECIMAL_SI)
 
 
+#: How many distinct quantity texts :func:`parse_quantity` remembers.
+_PARSED_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=_PARSED_CACHE_SIZE)
 def parse_quantity(text: str) -> Quantity:
-    """``resource.ParseQuantity``; raises :class:`QuantityError` with upstream's text."""
+    """``resource.ParseQuantity``; raises :class:`QuantityError` with upstream's text.
+
+    One request meets each of its quantities several times (defaulting rounds it,
+    decoding writes it back canonical, validation checks its value), and clients
+    send the same few texts (``100m``, ``128Mi``) over and over: a parsed
+    :class:`Quantity` is immutable, so the result is remembered per text.  Text
+    that fails is parsed again each time (errors are rare and not cached).
+    """
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":
