@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, ROUND_UP, Context, Decimal, InvalidOperation
 from enum import Enum
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 
@@ -89,6 +89,13 @@ class Quantity:
         """``Quantity.String()``: the text kept from parsing, or the canonical form."""
         if self.text is not None:
             return self.text
+        return self._canonical_text
+
+    @cached_property
+    def _canonical_text(self) -> str:
+        """The canonical form, worked out once: parsed quantities are shared (see
+        :func:`parse_quantity`), and ``128Mi`` is not kept as sent (upstream's cheap
+        check keeps no binary multiple of 8), so every request would rebuild it."""
         return _canonical(self.amount, self.format)
 
 
