@@ -36,13 +36,30 @@ def prune(obj: dict[str, Any], struct: Struct) -> list[str]:
 
     Raises :class:`DecodeTypeError` on a value of the wrong type.
     """
-    unknown: list[str] = []
-    _walk_struct(obj, struct, [], unknown)
+    found = _Found()
+    _walk_struct(obj, struct, [], found)
     message = message_for(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
     if message is not None:
-        _zero_nulls_in(obj, message.name)
+        if found.nulls:
+            _zero_nulls_in(obj, message.name)
         _quantities_in(obj, message.name)
-    return unknown
+    return found.unknown
+
+
+class _Found:
+    """What the walk met besides errors: unknown fields, and whether a null may be left.
+
+    The walk drops null fields and looks at every item of every list and map it
+    enters, so unless it met a null item (or skipped a free-form subtree) the
+    object holds no null at all, and the second walk that turns null items into
+    their zero values has nothing to do.
+    """
+
+    __slots__ = ("nulls", "unknown")
+
+    def __init__(self) -> None:
+        self.unknown: list[str] = []
+        self.nulls = False
 
 
 # -- where a value is ---------------------------------------------------------------------
@@ -114,8 +131,9 @@ def _plain_strings(struct: Struct) -> frozenset[str]:
     )
 
 
-def _walk_struct(obj: dict[str, Any], struct: Struct, trail: _Trail, unknown: list[str]) -> None:
+def _walk_struct(obj: dict[str, Any], struct: Struct, trail: _Trail, found: _Found) -> None:
     if struct.preserve_unknown_fields:
+        found.nulls = True  # not looked at: may hold some
         return
     by_name = struct.by_name
     plain = _plain_strings(struct)
@@ -124,7 +142,7 @@ def _walk_struct(obj: dict[str, Any], struct: Struct, trail: _Trail, unknown: li
         field = by_name.get(key)
         if field is None:
             trail.append(key)
-            unknown.append(_path_text(trail))
+            found.unknown.append(_path_text(trail))
             trail.pop()
             drop.append(key)
         elif value is None or (
@@ -139,7 +157,7 @@ def _walk_struct(obj: dict[str, Any], struct: Struct, trail: _Trail, unknown: li
                 raise _mismatch(value, field.schema, struct, [*trail, key])
         else:
             trail.append(key)
-            canonical = _walk(value, field.schema, struct, trail, unknown)
+            canonical = _walk(value, field.schema, struct, trail, found)
             trail.pop()
             if canonical is not value:
                 obj[key] = canonical
@@ -147,7 +165,7 @@ def _walk_struct(obj: dict[str, Any], struct: Struct, trail: _Trail, unknown: li
         del obj[key]
 
 
-def _walk(value: Any, schema: Schema, owner: Struct, trail: _Trail, unknown: list[str]) -> Any:
+def _walk(value: Any, schema: Schema, owner: Struct, trail: _Trail, found: _Found) -> Any:
     """Check ``value`` against ``schema``; return it, or its canonical form where decoding
     rewrites it (wrapped base64).  ``owner`` is the struct whose field holds it."""
     json_type = schema.json_type
@@ -156,27 +174,33 @@ def _walk(value: Any, schema: Schema, owner: Struct, trail: _Trail, unknown: lis
     ):
         raise _mismatch(value, schema, owner, trail)
     if isinstance(schema, Struct):
-        _walk_struct(value, schema, trail, unknown)
+        _walk_struct(value, schema, trail, found)
     elif isinstance(schema, Map):
         values = schema.values
         if values == STRING:  # labels, annotations, data: a type check is all they need
             for item in value.values():
-                if item is not None and type(item) is not str:
-                    raise _mismatch(item, values, owner, trail)
+                if type(item) is not str:
+                    if item is not None:
+                        raise _mismatch(item, values, owner, trail)
+                    found.nulls = True
             return value
         for key, item in value.items():
-            if item is not None:
+            if item is None:
+                found.nulls = True
+            else:
                 trail.append((key,))
-                canonical = _walk(item, values, owner, trail, unknown)
+                canonical = _walk(item, values, owner, trail, found)
                 trail.pop()
                 if canonical is not item:
                     value[key] = canonical
     elif isinstance(schema, List):
         items = schema.items
         for i, item in enumerate(value):
-            if item is not None:
+            if item is None:
+                found.nulls = True
+            else:
                 trail.append(i)
-                canonical = _walk(item, items, owner, trail, unknown)
+                canonical = _walk(item, items, owner, trail, found)
                 trail.pop()
                 if canonical is not item:
                     value[i] = canonical
