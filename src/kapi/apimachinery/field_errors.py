@@ -24,7 +24,7 @@ class Path:
     ``Path("spec", "items").index(0)`` renders ``spec.items[0]``.
     """
 
-    __slots__ = ("_children", "_str", "name", "parent")
+    __slots__ = ("_children", "_str", "_subscripts", "name", "parent")
 
     def __init__(self, name: str, *more_names: str) -> None:
         parent: Path | None = None
@@ -36,6 +36,7 @@ class Path:
         self.parent = parent
         self._str = _render(parent, name, None)
         self._children: dict[str, Path] | None = None
+        self._subscripts: dict[int | str, Path] | None = None
 
     @staticmethod
     def _element(name: str, index: str | None, parent: Path | None) -> Path:
@@ -44,6 +45,7 @@ class Path:
         p.parent = parent
         p._str = _render(parent, name, index)
         p._children = None
+        p._subscripts = None
         return p
 
     def child(self, name: str, *more_names: str) -> Path:
@@ -65,12 +67,24 @@ class Path:
         return p
 
     def index(self, i: int) -> Path:
-        """A list element of this path (``[i]``)."""
-        return Path._element("", str(i), self)
+        """A list element of this path (``[i]``); memoised as fields are, so the fields
+        of ``spec.containers[0]`` are built once too."""
+        return self._subscript(i)
 
     def key(self, k: str) -> Path:
         """A map entry of this path (``[k]``); keys are not quoted, as upstream."""
-        return Path._element("", k, self)
+        return self._subscript(k)
+
+    def _subscript(self, sub: int | str) -> Path:
+        subscripts = self._subscripts
+        if subscripts is None:
+            subscripts = self._subscripts = {}
+        p = subscripts.get(sub)
+        if p is None:
+            p = Path._element("", str(sub), self)
+            if len(subscripts) < _MAX_CACHED_CHILDREN:  # bounded: keys come from users
+                subscripts[sub] = p
+        return p
 
     def root(self) -> Path:
         p = self

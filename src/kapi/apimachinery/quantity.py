@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, ROUND_UP, Context, Decimal, InvalidOperation
 from enum import Enum
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 
@@ -88,14 +89,33 @@ class Quantity:
         """``Quantity.String()``: the text kept from parsing, or the canonical form."""
         if self.text is not None:
             return self.text
+        return self._canonical_text
+
+    @cached_property
+    def _canonical_text(self) -> str:
+        """The canonical form, worked out once: parsed quantities are shared (see
+        :func:`parse_quantity`), and ``128Mi`` is not kept as sent (upstream's cheap
+        check keeps no binary multiple of 8), so every request would rebuild it."""
         return _canonical(self.amount, self.format)
 
 
 ZERO = Quantity(Decimal(0), Format.DECIMAL_SI)
 
 
+#: How many distinct quantity texts :func:`parse_quantity` remembers.
+_PARSED_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=_PARSED_CACHE_SIZE)
 def parse_quantity(text: str) -> Quantity:
-    """``resource.ParseQuantity``; raises :class:`QuantityError` with upstream's text."""
+    """``resource.ParseQuantity``; raises :class:`QuantityError` with upstream's text.
+
+    One request meets each of its quantities several times (defaulting rounds it,
+    decoding writes it back canonical, validation checks its value), and clients
+    send the same few texts (``100m``, ``128Mi``) over and over: a parsed
+    :class:`Quantity` is immutable, so the result is remembered per text.  Text
+    that fails is parsed again each time (errors are rare and not cached).
+    """
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from decimal import ROUND_UP, Decimal
+from functools import lru_cache
 from typing import Any, Final
 
 from kapi.apimachinery.quantity import Quantity, QuantityError, parse_quantity
@@ -88,9 +89,13 @@ def _valid_digest(digest: str) -> bool:
     return length is not None and len(hex_part) == length and hex_part == hex_part.lower()
 
 
+@lru_cache(maxsize=1024)
 def image_tag(image: str) -> str:
     """The tag ``ParseImageName`` finds: ``latest`` when there is neither tag nor digest,
-    and ``""`` for a digest alone or for text that is not an image reference."""
+    and ``""`` for a digest alone or for text that is not an image reference.
+
+    Remembered per image: every write of a pod template defaults each container's
+    pull policy from it, and a cluster runs few distinct images."""
     if not image or _IDENTIFIER_RE.fullmatch(image):
         return ""
     m = _REFERENCE_RE.fullmatch(image)
@@ -122,16 +127,26 @@ def round_up_to_milli(value: Any) -> Any:
     """
     if not isinstance(value, str):
         return value
+    rounded = _rounded_to_milli(value)
+    return value if rounded is None else rounded
+
+
+@lru_cache(maxsize=4096)
+def _rounded_to_milli(value: str) -> str | None:
+    """The rounded text of quantity ``value``; ``None`` where it stays as sent.
+
+    Remembered per text: every write of a pod template rounds each of its
+    quantities, and clients send the same few (``100m``, ``128Mi``)."""
     try:
         q = parse_quantity(value)
     except QuantityError:
-        return value
+        return None
     exponent = q.amount.as_tuple().exponent
     if not isinstance(exponent, int) or exponent >= -3:
-        return value
+        return None
     rounded = q.amount.quantize(_MILLI, rounding=ROUND_UP)
     if rounded == q.amount:
-        return value
+        return None
     return str(Quantity(rounded, q.format))
 
 

@@ -43,11 +43,22 @@ class TaggedPath:
         Items and values on the way are named as upstream's errors name them
         (``spec.containers[0].x``, ``metadata.labels[key]``).
         """
-        yield from _values(obj, self.path, "")
+        places: list[tuple[str, Any, dict[str, Any]]] = []
+        _collect(obj, self.path, 0, (), places)
+        return iter(places)
 
 
-def _values(node: Any, path: tuple[str, ...], prefix: str) -> Iterator[tuple[str, Any, Any]]:
-    segment, rest = path[0], path[1:]
+def _collect(
+    node: Any, path: tuple[str, ...], at: int, keys: tuple[Any, ...], out: list[Any]
+) -> None:
+    """Append to ``out`` each place below ``node`` that sets ``path[at:]``.
+
+    ``keys`` are the indexes and map keys taken so far, one per :data:`EACH`.
+    A plain recursion into a list, naming a place only once it is found: every
+    write of a kind walks each of its tagged paths this way, and most end at a
+    field the object does not set.
+    """
+    segment = path[at]
     if segment == EACH:
         items: Any = (
             enumerate(node)
@@ -57,15 +68,29 @@ def _values(node: Any, path: tuple[str, ...], prefix: str) -> Iterator[tuple[str
             else ()
         )
         for key, item in items:
-            yield from _values(item, rest, f"{prefix}[{key}]")
+            _collect(item, path, at + 1, (*keys, key), out)
         return
-    if not isinstance(node, dict) or node.get(segment) is None:
+    if not isinstance(node, dict):
         return
-    here = f"{prefix}.{segment}" if prefix else segment
-    if rest:
-        yield from _values(node[segment], rest, here)
+    value = node.get(segment)
+    if value is None:
+        return
+    if at + 1 < len(path):
+        _collect(value, path, at + 1, keys, out)
     else:
-        yield here, node[segment], node
+        out.append((_where(path, keys), value, node))
+
+
+def _where(path: tuple[str, ...], keys: tuple[Any, ...]) -> str:
+    """The ``field.Path`` text of ``path`` with its :data:`EACH` segments as ``keys``."""
+    out = ""
+    taken = iter(keys)
+    for segment in path:
+        if segment == EACH:
+            out += f"[{next(taken)}]"
+        else:
+            out += f".{segment}" if out else segment
+    return out
 
 
 @cache

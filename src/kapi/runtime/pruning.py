@@ -36,21 +36,69 @@ def prune(obj: dict[str, Any], struct: Struct) -> list[str]:
 
     Raises :class:`DecodeTypeError` on a value of the wrong type.
     """
-    unknown: list[str] = []
-    _walk_struct(obj, struct, "", struct.type_name, unknown)
+    found = _Found()
+    _walk_struct(obj, struct, [], found)
     message = message_for(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
     if message is not None:
-        _zero_nulls_in(obj, message.name)
+        if found.nulls:
+            _zero_nulls_in(obj, message.name)
         _quantities_in(obj, message.name)
-    return unknown
+    return found.unknown
 
 
-def _mismatch(value: Any, schema: Schema, go_field: str) -> DecodeTypeError:
+class _Found:
+    """What the walk met besides errors: unknown fields, and whether a null may be left.
+
+    The walk drops null fields and looks at every item of every list and map it
+    enters, so unless it met a null item (or skipped a free-form subtree) the
+    object holds no null at all, and the second walk that turns null items into
+    their zero values has nothing to do.
+    """
+
+    __slots__ = ("nulls", "unknown")
+
+    def __init__(self) -> None:
+        self.unknown: list[str] = []
+        self.nulls = False
+
+
+# -- where a value is ---------------------------------------------------------------------
+#
+# The walk keeps the way from the root as a stack of segments (a field's name, a list
+# item's index, a map value's key as a 1-tuple) and spells paths and Go field names
+# from it only when a field is unknown or a value is wrong: building both texts for
+# every field of every request was most of the walk's cost.
+
+_Trail = list[str | int | tuple[str]]
+
+
+def _path_text(trail: _Trail) -> str:
+    """The field path as unknown-field warnings name it: ``spec.ports[0].x``, ``data.k``."""
+    out = ""
+    for segment in trail:
+        if type(segment) is int:
+            out += f"[{segment}]"
+        elif type(segment) is tuple:
+            out += f".{segment[0]}"
+        else:
+            out += f".{segment}" if out else str(segment)
+    return out
+
+
+def _go_field(owner: Struct, trail: _Trail) -> str:
+    """Go's name for the field: the innermost struct and the field names from the root
+    (``LeaseSpec.spec.x``), without list indexes or map keys."""
+    names = ".".join(segment for segment in trail if type(segment) is str)
+    return f"{owner.type_name}.{names}"
+
+
+def _mismatch(value: Any, schema: Schema, owner: Struct, trail: _Trail) -> DecodeTypeError:
     kind = go_json_kind(value)
     if type(value) is float and isinstance(schema, Scalar) and schema.type == "integer":
         kind = f"number {value!r}"  # Go quotes the literal it could not parse as an integer
     return DecodeTypeError(
-        f"json: cannot unmarshal {kind} into Go struct field {go_field} of type {_go_type(schema)}"
+        f"json: cannot unmarshal {kind} into Go struct field {_go_field(owner, trail)} "
+        f"of type {_go_type(schema)}"
     )
 
 
@@ -66,17 +114,36 @@ def _go_type(schema: Schema) -> str:
     return schema.type_name
 
 
-def _walk_struct(
-    obj: dict[str, Any], struct: Struct, path: str, go_field: str, unknown: list[str]
-) -> None:
+# -- the walk -------------------------------------------------------------------------------
+
+
+@cache
+def _plain_strings(struct: Struct) -> frozenset[str]:
+    """The fields of ``struct`` that are plain strings: a type check is all they need.
+
+    Most leaves of a built-in object are, and checking them in the struct's own loop
+    saves a call per leaf.
+    """
+    return frozenset(
+        f.name
+        for f in struct.fields
+        if isinstance(f.schema, Scalar) and f.schema.type == "string" and f.schema.format != "byte"
+    )
+
+
+def _walk_struct(obj: dict[str, Any], struct: Struct, trail: _Trail, found: _Found) -> None:
     if struct.preserve_unknown_fields:
+        found.nulls = True  # not looked at: may hold some
         return
     by_name = struct.by_name
+    plain = _plain_strings(struct)
     drop: list[str] = []
     for key, value in obj.items():
         field = by_name.get(key)
         if field is None:
-            unknown.append(f"{path}.{key}" if path else key)
+            trail.append(key)
+            found.unknown.append(_path_text(trail))
+            trail.pop()
             drop.append(key)
         elif value is None or (
             not value
@@ -85,44 +152,56 @@ def _walk_struct(
         ):
             # Go decodes null and empty maps/slices to nil, which ``omitempty`` drops.
             drop.append(key)
+        elif key in plain:
+            if not isinstance(value, str):
+                raise _mismatch(value, field.schema, struct, [*trail, key])
         else:
-            child = f"{path}.{key}" if path else key
-            # Go names the innermost struct and the whole field path: ``LeaseSpec.spec.x``.
-            fields = go_field.partition(".")[2]
-            nested = f"{fields}.{key}" if fields else key
-            canonical = _walk(value, field.schema, child, f"{struct.type_name}.{nested}", unknown)
+            trail.append(key)
+            canonical = _walk(value, field.schema, struct, trail, found)
+            trail.pop()
             if canonical is not value:
                 obj[key] = canonical
     for key in drop:
         del obj[key]
 
 
-def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[str]) -> Any:
+def _walk(value: Any, schema: Schema, owner: Struct, trail: _Trail, found: _Found) -> Any:
     """Check ``value`` against ``schema``; return it, or its canonical form where decoding
-    rewrites it (wrapped base64)."""
+    rewrites it (wrapped base64).  ``owner`` is the struct whose field holds it."""
     json_type = schema.json_type
     if json_type is not None and (
         not isinstance(value, json_type) or (isinstance(value, bool) and bool not in json_type)
     ):
-        raise _mismatch(value, schema, go_field)
+        raise _mismatch(value, schema, owner, trail)
     if isinstance(schema, Struct):
-        _walk_struct(value, schema, path, go_field, unknown)
+        _walk_struct(value, schema, trail, found)
     elif isinstance(schema, Map):
         values = schema.values
         if values == STRING:  # labels, annotations, data: a type check is all they need
             for item in value.values():
-                if item is not None and type(item) is not str:
-                    raise _mismatch(item, values, go_field)
+                if type(item) is not str:
+                    if item is not None:
+                        raise _mismatch(item, values, owner, trail)
+                    found.nulls = True
             return value
         for key, item in value.items():
-            if item is not None:
-                canonical = _walk(item, values, f"{path}.{key}", go_field, unknown)
+            if item is None:
+                found.nulls = True
+            else:
+                trail.append((key,))
+                canonical = _walk(item, values, owner, trail, found)
+                trail.pop()
                 if canonical is not item:
                     value[key] = canonical
     elif isinstance(schema, List):
+        items = schema.items
         for i, item in enumerate(value):
-            if item is not None:
-                canonical = _walk(item, schema.items, f"{path}[{i}]", go_field, unknown)
+            if item is None:
+                found.nulls = True
+            else:
+                trail.append(i)
+                canonical = _walk(item, items, owner, trail, found)
+                trail.pop()
                 if canonical is not item:
                     value[i] = canonical
     elif isinstance(schema, Scalar):
@@ -134,8 +213,8 @@ def _walk(value: Any, schema: Schema, path: str, go_field: str, unknown: list[st
         ):
             # Go's decoder refuses a number its field's int type cannot hold.
             raise DecodeTypeError(
-                f"json: cannot unmarshal number {value} into Go struct field {go_field} "
-                f"of type {schema.type_name}"
+                f"json: cannot unmarshal number {value} into Go struct field "
+                f"{_go_field(owner, trail)} of type {schema.type_name}"
             )
     return value
 

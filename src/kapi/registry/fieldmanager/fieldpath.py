@@ -50,6 +50,24 @@ def value_element(value: Any) -> PathElement:
 def key_element(fields: list[tuple[str, Any]]) -> PathElement:
     """A list item by its key fields (sorted by name, as ``value.FieldList.Sort``)."""
     fields.sort(key=lambda f: f[0])
+    if all(type(v) in _CACHED_KEY_TYPES for _, v in fields):
+        # The type goes into the cache key too: True == 1 and 1.0 == 1 in Python.
+        return _key_element(tuple((n, type(v), v) for n, v in fields))
+    return _spell_key(fields)
+
+
+#: Key values whose element strings are remembered: hashable, and what keys usually are.
+_CACHED_KEY_TYPES = frozenset({str, int, bool, float, type(None)})
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_element(fields: tuple[tuple[str, type, Any], ...]) -> PathElement:
+    """:func:`_spell_key`, remembered: every write of an object spells the same keys
+    (a container's name, a port's number and protocol) for its managedFields."""
+    return _spell_key([(n, v) for n, _, v in fields])
+
+
+def _spell_key(fields: list[tuple[str, Any]]) -> PathElement:
     return KEY + "{" + ",".join(f"{go_json(n)}:{go_json(v)}" for n, v in fields) + "}"
 
 
