@@ -25,6 +25,7 @@ import uvicorn
 
 from kapi import version as kversion
 from kapi.admission.chain import AdmissionChain
+from kapi.admission.limit_ranger import LimitRanger
 from kapi.admission.namespace_lifecycle import NamespaceLifecycle, namespace_getter
 from kapi.admission.webhook import (
     MutatingWebhookAdmission,
@@ -75,6 +76,7 @@ from kapi.endpoints.token import TokenSubresource
 from kapi.features import FeatureGate
 from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.informer import Informer
+from kapi.registry.predicate import EVERYTHING
 from kapi.registry.store import Store
 from kapi.runtime.lifecycle_paths import TaggedPath
 from kapi.runtime.scheme import Resource, Scheme
@@ -223,6 +225,7 @@ class APIServer:
         self.admission = AdmissionChain(
             [
                 NamespaceLifecycle(self.namespace_informer, self._stored_namespace),
+                LimitRanger(self._stored_limit_ranges),
                 MutatingWebhookAdmission(*webhooks),
                 ValidatingWebhookAdmission(*webhooks),
                 # Last: only a dry run that every other plugin let through gets the report.
@@ -535,6 +538,10 @@ class APIServer:
     async def _stored_namespace(self, name: str) -> dict[str, Any]:
         """A namespace read from storage (admission reads its informer first)."""
         return await self.store("", "namespaces").get(None, name)
+
+    async def _stored_limit_ranges(self, namespace: str) -> list[dict[str, Any]]:
+        """A namespace's LimitRanges, read from storage for each pod created (LimitRanger)."""
+        return (await self.store("", "limitranges").list(namespace, EVERYTHING)).items
 
     def _new_store(
         self,

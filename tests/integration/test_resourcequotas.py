@@ -310,3 +310,64 @@ def test_kubectl_apply_get_describe(
     assert kubectl.ok("-n", namespace, "apply", "-f", str(manifest)).stdout == (
         "resourcequota/compute unchanged\nlimitrange/defaults configured\n"
     )
+
+
+# --- LimitRanger admission (defaulting half) -------------------------------------------------
+
+
+def _pod(name: str, *containers: Object, init: tuple[Object, ...] = ()) -> Object:
+    spec: Object = {"containers": list(containers)}
+    if init:
+        spec["initContainers"] = list(init)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def test_limit_ranger_defaults_pod_resources(http: httpx.Client, namespace: str) -> None:
+    item = {
+        "type": "Container",
+        "default": {"cpu": "500m", "memory": "256Mi"},
+        "defaultRequest": {"cpu": "100m"},
+    }
+    assert http.post(_limits(namespace), json=_limit_range("lr", item)).status_code == 201
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    bare = {"name": "app", "image": "nginx"}
+    # Limits without requests: the pod defaults copy them to requests before admission.
+    sized = {"name": "sized", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}
+    init = {"name": "setup", "image": "busybox", "resources": {"requests": {"memory": "128Mi"}}}
+    response = http.post(pods, json=_pod("p", bare, sized, init=(init,)))
+    assert response.status_code == 201, response.text
+    pod = response.json()
+    app, big = pod["spec"]["containers"]
+    assert app["resources"] == {
+        "limits": {"cpu": "500m", "memory": "256Mi"},
+        "requests": {"cpu": "100m", "memory": "256Mi"},
+    }
+    assert big["resources"] == {
+        "limits": {"cpu": "1", "memory": "256Mi"},
+        "requests": {"cpu": "1", "memory": "256Mi"},
+    }
+    [setup] = pod["spec"]["initContainers"]
+    assert setup["resources"] == {
+        "limits": {"cpu": "500m", "memory": "256Mi"},
+        "requests": {"cpu": "100m", "memory": "128Mi"},
+    }
+    assert pod["metadata"]["annotations"] == {
+        "kubernetes.io/limit-ranger": "LimitRanger plugin set: cpu, memory request for "
+        "container app; cpu, memory limit for container app; memory request for container "
+        "sized; memory limit for container sized; cpu request for init container setup; cpu, "
+        "memory limit for init container setup"
+    }
+
+
+def test_limit_ranger_leaves_pods_alone_without_container_defaults(
+    http: httpx.Client, namespace: str
+) -> None:
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    bare = {"name": "app", "image": "nginx"}
+    pod = http.post(pods, json=_pod("before", bare)).json()
+    assert "annotations" not in pod["metadata"]
+    item = {"type": "Pod", "max": {"cpu": "4"}}
+    assert http.post(_limits(namespace), json=_limit_range("lr", item)).status_code == 201
+    pod = http.post(pods, json=_pod("after", bare)).json()
+    assert "annotations" not in pod["metadata"]
+    assert pod["spec"]["containers"][0]["resources"] == {}
