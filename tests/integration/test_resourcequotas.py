@@ -368,6 +368,55 @@ def test_limit_ranger_leaves_pods_alone_without_container_defaults(
     assert "annotations" not in pod["metadata"]
     item = {"type": "Pod", "max": {"cpu": "4"}}
     assert http.post(_limits(namespace), json=_limit_range("lr", item)).status_code == 201
-    pod = http.post(pods, json=_pod("after", bare)).json()
+    # A Pod item sets no container defaults, and a pod without a cpu limit exceeds its max.
+    assert_status(
+        http.post(pods, json=_pod("after", bare)),
+        403,
+        "Forbidden",
+        'pods "after" is forbidden: maximum cpu usage per Pod is 4.  No limit is specified',
+    )
+    sized = {**bare, "resources": {"limits": {"cpu": "1"}}}
+    pod = http.post(pods, json=_pod("after", sized)).json()
     assert "annotations" not in pod["metadata"]
-    assert pod["spec"]["containers"][0]["resources"] == {}
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "limits": {"cpu": "1"},
+        "requests": {"cpu": "1"},
+    }
+
+
+def test_limit_ranger_refuses_pods_outside_the_bounds(http: httpx.Client, namespace: str) -> None:
+    container_item = {
+        "type": "Container",
+        "max": {"cpu": "500m"},
+        "min": {"memory": "64Mi"},
+        "default": {"cpu": "200m"},
+    }
+    pod_item = {"type": "Pod", "max": {"cpu": "1"}}
+    body = _limit_range("lr", container_item, pod_item)
+    assert http.post(_limits(namespace), json=body).status_code == 201
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    big = {
+        "name": "big",
+        "image": "nginx",
+        "resources": {"limits": {"cpu": "2"}, "requests": {"memory": "128Mi"}},
+    }
+    assert_status(
+        http.post(pods, json=_pod("p", big)),
+        403,
+        "Forbidden",
+        'pods "p" is forbidden: [maximum cpu usage per Container is 500m, but limit is 2, '
+        "maximum cpu usage per Pod is 1, but limit is 2]",
+        {"name": "p", "kind": "pods"},
+    )
+    small = {"name": "small", "image": "nginx", "resources": {"requests": {"memory": "32Mi"}}}
+    assert_status(
+        http.post(pods, json=_pod("q", small)),
+        403,
+        "Forbidden",
+        'pods "q" is forbidden: minimum memory usage per Container is 64Mi, but request is 32Mi',
+    )
+    assert http.get(pods).json()["items"] == []
+    fits = {"name": "ok", "image": "nginx", "resources": {"requests": {"memory": "64Mi"}}}
+    created = http.post(pods, json=_pod("r", fits))
+    assert created.status_code == 201, created.text
+    assert created.json()["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "200m"}
