@@ -26,6 +26,7 @@ import uvicorn
 from kapi import version as kversion
 from kapi.admission.chain import AdmissionChain
 from kapi.admission.default_ingress_class import DefaultIngressClass
+from kapi.admission.limit_ranger import LimitRanger
 from kapi.admission.namespace_lifecycle import NamespaceLifecycle, namespace_getter
 from kapi.admission.webhook import (
     MutatingWebhookAdmission,
@@ -228,6 +229,7 @@ class APIServer:
         self.admission = AdmissionChain(
             [
                 NamespaceLifecycle(self.namespace_informer, self._stored_namespace),
+                LimitRanger(self._stored_limit_ranges),
                 DefaultIngressClass(self._ingress_classes),
                 MutatingWebhookAdmission(*webhooks),
                 ValidatingWebhookAdmission(*webhooks),
@@ -558,6 +560,9 @@ class APIServer:
         """Every stored IngressClass (the DefaultIngressClass plugin's lister)."""
         listed = await self.store("networking.k8s.io", "ingressclasses").list(None, EVERYTHING)
         return listed.items
+    async def _stored_limit_ranges(self, namespace: str) -> list[dict[str, Any]]:
+        """A namespace's LimitRanges, read from storage for each pod created (LimitRanger)."""
+        return (await self.store("", "limitranges").list(namespace, EVERYTHING)).items
 
     def _new_store(
         self,

@@ -374,17 +374,20 @@ def describe_configmap(
 
 
 def describe_namespace(name: str) -> list[str]:
-    """``describe namespace`` of an active namespace without conditions.
+    """``describe namespace`` of an active namespace without conditions, quotas or limits.
 
-    kube-apiserver also serves resourcequotas and limitranges, so there
-    kubectl adds "No resource quota." and "No LimitRange resource."; kapi
-    serves neither, and kubectl leaves both sections out on a NotFound.
+    kubectl lists the namespace's resourcequotas and limitranges, as against
+    kube-apiserver, and says when there are none.
     """
     return [
         f"Name:         {name}",
         f"Labels:       kubernetes.io/metadata.name={name}",
         "Annotations:  <none>",
         "Status:       Active",
+        "",
+        "No resource quota.",
+        "",
+        "No LimitRange resource.",
     ]
 
 

@@ -118,6 +118,28 @@ FIELDS: list[tuple[str, str, str, str, str | None, str | None, str | None]] = [
         "beta",
         "beta",
     ),
+    # Node status (core/v1 nodes).
+    (
+        CORE + "NodeRuntimeHandlerFeatures",
+        "recursiveReadOnlyMounts",
+        "RecursiveReadOnlyMounts",
+        "v1.30",
+        "alpha",
+        "beta",
+        None,
+    ),
+    # The field came in 1.32, but kapi tags by its gate's history (beta since 1.30); the
+    # generator has no per-field introduction release.
+    (
+        CORE + "NodeRuntimeHandlerFeatures",
+        "userNamespaces",
+        "UserNamespacesSupport",
+        "v1.25",
+        "beta",
+        "beta",
+        "beta",
+    ),
+    (CORE + "NodeStatus", "features", "SupplementalGroupsPolicy", "v1.31", None, "alpha", "beta"),
     (
         CORE + "PersistentVolumeClaimSpec",
         "volumeAttributesClassName",
