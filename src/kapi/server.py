@@ -560,6 +560,7 @@ class APIServer:
         """Every stored IngressClass (the DefaultIngressClass plugin's lister)."""
         listed = await self.store("networking.k8s.io", "ingressclasses").list(None, EVERYTHING)
         return listed.items
+
     async def _stored_limit_ranges(self, namespace: str) -> list[dict[str, Any]]:
         """A namespace's LimitRanges, read from storage for each pod created (LimitRanger)."""
         return (await self.store("", "limitranges").list(namespace, EVERYTHING)).items
