@@ -21,6 +21,8 @@ BUILTINS = {
     "core.endpoints",
     "core.events",
     "core.namespaces",
+    "core.persistentvolumeclaims",
+    "core.persistentvolumes",
     "core.pods",
     "core.podtemplates",
     "core.replicationcontrollers",
