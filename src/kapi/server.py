@@ -38,6 +38,7 @@ from kapi.apiextensions.crd_stores import CustomResourceStores
 from kapi.apiextensions.preflight import CRDPreflight
 from kapi.apis import builtin_resources
 from kapi.apis.apiextensions_v1 import GROUP as APIEXTENSIONS
+from kapi.apis.core_v1_componentstatuses import ComponentStatusReader
 from kapi.apis.core_v1_serviceaccounts import (
     DEFAULT_ISSUER,
     TokenIssuer,
@@ -63,6 +64,7 @@ from kapi.controllers.rbac import (
     ClusterRoleAggregationController,
     bootstrap_policy,
 )
+from kapi.controllers.storage_protection import claim_protection, volume_protection
 from kapi.endpoints.app import APIServerApp, HandlerConfig
 from kapi.endpoints.health import HealthChecks
 from kapi.endpoints.metrics import APIServerMetrics
@@ -306,6 +308,11 @@ class APIServer:
         if self.config.enable_garbage_collector:
             collector = GarbageCollector(self.storage, self.stores.values, self._owner_store)
             self._spawn(collector.run())
+        # Upstream's pvc-protection and pv-protection controllers (kube-controller-manager).
+        self._spawn(
+            claim_protection(self.store("", "persistentvolumeclaims"), self.store("", "pods")).run()
+        )
+        self._spawn(volume_protection(self.store("", "persistentvolumes")).run())
         if self.identity:
             self._start_identity_controllers()
         if self.storage_version_gate is not None:
@@ -598,6 +605,11 @@ class APIServer:
             return None
 
         probe = _StorageProbe(lambda: self.storage, self.config.etcd_healthcheck_timeout)
+        component_statuses = self.scheme.by_kind("", "ComponentStatus")
+        if component_statuses is not None and isinstance(
+            component_statuses.reader, ComponentStatusReader
+        ):
+            component_statuses.reader.probe = probe.check
 
         async def shutdown() -> None:
             if self.stopping.is_set():

@@ -23,6 +23,8 @@ BUILTINS = {
     "core.limitranges",
     "core.namespaces",
     "core.nodes",
+    "core.persistentvolumeclaims",
+    "core.persistentvolumes",
     "core.pods",
     "core.podtemplates",
     "core.replicationcontrollers",

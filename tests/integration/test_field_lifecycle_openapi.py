@@ -150,6 +150,15 @@ FIELDS: list[tuple[str, str, str, str, str | None, str | None, str | None]] = [
         "beta",
     ),
     (
+        CORE + "PersistentVolumeSpec",
+        "volumeAttributesClassName",
+        "VolumeAttributesClass",
+        "v1.29",
+        "alpha",
+        "beta",
+        "beta",
+    ),
+    (
         CORE + "PodSecurityContext",
         "seLinuxChangePolicy",
         "SELinuxChangePolicy",

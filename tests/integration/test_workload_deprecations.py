@@ -92,6 +92,8 @@ DEPRECATED = [
         "1.22",
         RBAC_V1,
     ),
+    # Deprecated with no removal planned and nothing to move to.
+    ("v1", "componentstatuses", "ComponentStatus", "1.0", "1.19", None, None),
 ]
 STORAGE_V1 = "storage.k8s.io/v1"
 DEPRECATED += [
@@ -118,7 +120,7 @@ DEPRECATED += [
     ),
 ]
 RELEASES = ["1.15", "1.21", "1.24", "1.25", "1.31"]
-CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings", "podsecuritypolicies"}
+CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings", "podsecuritypolicies", "componentstatuses"}
 CLUSTER_SCOPED |= {"storageclasses", "volumeattachments", "csidrivers", "csinodes"}
 
 
@@ -152,9 +154,10 @@ def release(
 
 
 def _path(group_version: str, resource: str) -> str:
+    root = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
     if resource in CLUSTER_SCOPED:
-        return f"/apis/{group_version}/{resource}"
-    return f"/apis/{group_version}/namespaces/default/{resource}"
+        return f"{root}/{resource}"
+    return f"{root}/namespaces/default/{resource}"
 
 
 def test_served_and_warned_as_upstream(release: tuple[str, KapiServer]) -> None:
@@ -184,7 +187,7 @@ def test_served_and_warned_as_upstream(release: tuple[str, KapiServer]) -> None:
         group_versions = {
             v["groupVersion"] for g in http.get("/apis").json()["groups"] for v in g["versions"]
         }
-        for group_version in {row[0] for row in DEPRECATED}:
+        for group_version in {row[0] for row in DEPRECATED} - {"v1"}:  # core: /api, always
             served = any(
                 served_at(at, row[3], row[5]) for row in DEPRECATED if row[0] == group_version
             )
@@ -200,7 +203,10 @@ def test_kapi_deprecations_reports_the_calls(release: tuple[str, KapiServer]) ->
     report = make_kapi(server).run("deprecations", "-o", "json")
     assert report.returncode == 0, report
     items = json.loads(report.stdout)["items"]
-    reported = {(f"{i['group']}/{i['version']}", i["resource"]) for i in items}
+    reported = {
+        (f"{i['group']}/{i['version']}" if i["group"] else i["version"], i["resource"])
+        for i in items
+    }
     expected = {
         (gv, resource)
         for gv, resource, _, introduced, deprecated, removed, _ in DEPRECATED

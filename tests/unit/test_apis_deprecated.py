@@ -161,6 +161,10 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "nodes": "/registry/minions/",
         "resourcequotas": "/registry/resourcequotas/",
         "limitranges": "/registry/limitranges/",
+        "persistentvolumes": "/registry/persistentvolumes/",
+        "persistentvolumeclaims": "/registry/persistentvolumeclaims/",
+        # Never written: computed on each read.
+        "componentstatuses": "/registry/componentstatuses/",
         "mutatingwebhookconfigurations": "/registry/mutatingwebhookconfigurations/",
         "validatingwebhookconfigurations": "/registry/validatingwebhookconfigurations/",
         "customresourcedefinitions": "/registry/apiextensions.k8s.io/customresourcedefinitions/",

@@ -11,9 +11,11 @@ from kapi.apis import (
     batch,
     coordination_v1,
     core_v1,
+    core_v1_componentstatuses,
     core_v1_endpoints,
     core_v1_events,
     core_v1_nodes,
+    core_v1_persistentvolumes,
     core_v1_pods,
     core_v1_podtemplates,
     core_v1_replicationcontrollers,
@@ -41,9 +43,11 @@ def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
     """
     return [
         *core_v1.resources(),
+        *core_v1_componentstatuses.resources(),
         *core_v1_endpoints.resources(),
         *core_v1_events.resources(),
         *core_v1_nodes.resources(),
+        *core_v1_persistentvolumes.resources(),
         *core_v1_pods.resources(),
         *core_v1_podtemplates.resources(),
         *core_v1_replicationcontrollers.resources(),

@@ -289,10 +289,13 @@ class APIServerApp:
         creates = config.subresource_creates.get(
             (resource.group, resource.plural, info.subresource)
         )
-        if creates is not None:
+        handler: Any
+        if resource.reader is not None:
+            handler = _reader_handler(resource, info, request)
+        elif creates is not None:
             if info.verb != "create":
                 raise _METHOD_NOT_ALLOWED
-            handler: Any = creates
+            handler = creates
         else:
             verbs: Mapping[str, Callable[..., Awaitable[Any]]] = handlers.VERBS
             if info.subresource in resource.creators:
@@ -413,6 +416,34 @@ def _protobuf_asked(accept: str | None, resource: Resource, info: RequestInfo) -
         return False
     api_version = GroupVersion(resource.group, info.api_version).api_version
     return protobuf.supports(api_version, resource.kind)
+
+
+def _reader_handler(resource: Resource, info: RequestInfo, request: Request) -> Any:
+    """The handler of a computed resource's get or list (upstream registers no other route).
+
+    A list with ``watch`` reaches upstream's list handler, which refuses it as a verb
+    the resource does not support; the deprecated ``/watch/`` paths are not routed.
+    """
+    if info.verb == "watch":
+        if "/watch/" in info.path:
+            raise _NOT_FOUND
+        kind = errors.qualified(info.resource, info.api_group)
+        details = {"group": info.api_group} if info.api_group else {}
+        refusal = errors.StatusError(
+            405,
+            "MethodNotAllowed",
+            f'watch is not supported on resources of kind "{kind}"',
+            {**details, "kind": info.resource},
+        )
+
+        async def refuse(scope: Any, request: Request) -> Any:
+            raise refusal  # from the list handler, as upstream: deprecation warnings and all
+
+        return refuse
+    handler = handlers.READER_VERBS.get(info.verb)
+    if handler is None or (info.verb == "list" and request.method not in ("GET", "HEAD")):
+        raise _METHOD_NOT_ALLOWED
+    return handler
 
 
 def _route_allows(resource: Resource, info: RequestInfo, method: str) -> bool:

@@ -163,6 +163,8 @@ def resource_verbs(resource: Resource) -> tuple[str, ...]:
     """The verbs discovery lists for a resource, in the order upstream lists them."""
     if is_custom(resource):
         return _CUSTOM_RESOURCE_VERBS
+    if resource.verbs:
+        return resource.verbs
     if (resource.group, resource.plural) in _NO_DELETE_COLLECTION:
         return tuple(v for v in _ALL_VERBS if v != "deletecollection")
     return _ALL_VERBS
@@ -271,7 +273,10 @@ def _resource_entry(found: DiscoveredResource) -> Object:
         entry["shortNames"] = list(resource.short_names)
     if resource.categories:
         entry["categories"] = list(resource.categories)
-    entry["storageVersionHash"] = _storage_version_hash(resource.storage_api_version, resource.kind)
+    if resource.reader is None:  # nothing stored, no hash (upstream: no StorageVersionProvider)
+        entry["storageVersionHash"] = _storage_version_hash(
+            resource.storage_api_version, resource.kind
+        )
     return entry
 
 

@@ -1126,6 +1126,47 @@ async def create_subresource(scope: RequestScope, request: Request) -> Response:
 #: A subresource that only takes POSTs of its own kind.
 CREATOR_VERBS = {"create": create_subresource}
 
+
+# -- computed resources (componentstatuses) ---------------------------------------------
+
+
+async def read_computed(scope: RequestScope, request: Request) -> Response:
+    """A get of a resource whose objects are computed on each read."""
+    reader = scope.resource.reader
+    assert reader is not None
+    for obj in await reader.read_all():
+        if obj["metadata"].get("name") == scope.name:
+            return await scope.respond(200, obj)
+    raise errors.not_found(reader.not_found_resource, scope.resource.group, scope.name)
+
+
+async def list_computed(scope: RequestScope, request: Request) -> Response:
+    """A list of a computed resource: every object the selectors match, in one page with
+    no resourceVersion (upstream's ``ComponentStatusList`` has none)."""
+    reader = scope.resource.reader
+    assert reader is not None
+    query = request.query
+    _validate_list_options(query, watch=False)
+    predicate = await _predicate(query, scope)
+    items = await scope.to_version_many(
+        [obj for obj in await reader.read_all() if predicate.matches(obj)]
+    )
+    if scope.output.as_kind == "Table":
+        columns = scope.resource.columns_of(scope.version)
+        table = await tables.table_for_many(columns, items, scope.output, "")
+        table["metadata"] = {}
+        return await encode_many(200, table, scope.output, len(items))
+    body = {
+        "kind": scope.resource.list_kind,
+        "apiVersion": scope.api_version,
+        "metadata": {},
+        "items": items,
+    }
+    return await encode_many(200, body, scope.output, len(items))
+
+
+READER_VERBS = {"get": read_computed, "list": list_computed}
+
 VERBS = {
     "get": get,
     "list": list_,

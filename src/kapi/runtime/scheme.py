@@ -19,7 +19,7 @@ from kapi.runtime.columns import Column
 from kapi.runtime.cooperative import CHUNK, pause
 from kapi.runtime.scale import BuiltinScale
 from kapi.runtime.schema import Struct
-from kapi.runtime.strategy import ResourceStrategy, SubresourceCreator
+from kapi.runtime.strategy import ObjectReader, ResourceStrategy, SubresourceCreator
 from kapi.version import Version
 
 Converter = Callable[[Object], Object]
@@ -201,6 +201,11 @@ class Resource:
     #: A built-in kind's ``/scale`` (custom resources declare theirs on their strategy);
     #: the versions listing ``scale`` in their subresources serve it.
     scale: BuiltinScale | None = None
+    #: The verbs a resource answers when not every one (discovery lists these); empty:
+    #: all of them.
+    verbs: tuple[str, ...] = ()
+    #: Objects computed on each read instead of stored (get and list only).
+    reader: ObjectReader | None = None
 
     def __post_init__(self) -> None:
         self.list_kind = self.list_kind or self.kind + "List"

@@ -92,6 +92,21 @@ class ResourceStrategy(Protocol):
     def canonicalize(self, obj: Object) -> None: ...
 
 
+class ObjectReader(Protocol):
+    """The objects of a resource that kapi computes rather than stores (upstream's
+    ``componentstatuses``: a ``rest.Getter`` and ``rest.Lister`` with no storage).
+
+    ``not_found_resource`` is the resource name a missing object's 404 names.
+    """
+
+    @property
+    def not_found_resource(self) -> str: ...
+
+    async def read_all(self) -> list[Object]:
+        """Every object, as hub objects, computed now."""
+        ...
+
+
 #: A store of another resource, looked up by group and plural (the registry's ``Store``).
 StoreLookup = Callable[[str, str], Any]
 

@@ -23,8 +23,11 @@ def _declared(resource: Resource) -> list[str]:
 
 
 def _builtin(resource: Resource) -> bool:
-    return resource.converter is None and all(
-        rv.schema is not None for rv in resource.versions.values()
+    """A stored built-in resource (not a custom one, nor one computed on reads)."""
+    return (
+        resource.converter is None
+        and resource.reader is None
+        and all(rv.schema is not None for rv in resource.versions.values())
     )
 
 

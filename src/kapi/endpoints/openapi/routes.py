@@ -428,6 +428,11 @@ def _builtin_routes(b: _Builder, root: str, scope: str) -> None:
     collection = f"{scope}/{plural}"
     item = f"{collection}/{{name}}"
     listing = f"list or watch objects of kind {kind}"
+    if b.resource.reader is not None:
+        # Computed objects (componentstatuses): upstream installs a get and a list only.
+        b.list(collection, f"list{b.ns}{kind}", f"list objects of kind {kind}")
+        b.read(item, "", b.definition, ())
+        return
     if b.resource.namespaced:
         b.list(f"{root}/{plural}", f"list{kind}ForAllNamespaces", listing)
     b.list(collection, f"list{b.ns}{kind}", listing)
