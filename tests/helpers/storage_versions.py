@@ -47,6 +47,9 @@ BUILTINS = {
     "rbac.authorization.k8s.io.clusterroles",
     "rbac.authorization.k8s.io.rolebindings",
     "rbac.authorization.k8s.io.roles",
+    "scheduling.k8s.io.priorityclasses",
+    "node.k8s.io.runtimeclasses",
+    "certificates.k8s.io.certificatesigningrequests",
     "storagemigration.k8s.io.storageversionmigrations",
 }
 

@@ -79,9 +79,34 @@ DEPRECATED = [
         "1.22",
         RBAC_V1,
     ),
+    (
+        "scheduling.k8s.io/v1beta1",
+        "priorityclasses",
+        "PriorityClass",
+        "1.11",
+        "1.14",
+        "1.22",
+        "scheduling.k8s.io/v1",
+    ),
+    ("node.k8s.io/v1beta1", "runtimeclasses", "RuntimeClass", "1.14", "1.22", "1.25", None),
+    (
+        "certificates.k8s.io/v1beta1",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        "1.6",
+        "1.19",
+        "1.22",
+        "certificates.k8s.io/v1",
+    ),
 ]
 RELEASES = ["1.15", "1.21", "1.24", "1.25", "1.31"]
-CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings"}
+CLUSTER_SCOPED = {
+    "clusterroles",
+    "clusterrolebindings",
+    "priorityclasses",
+    "runtimeclasses",
+    "certificatesigningrequests",
+}
 
 
 def _minor(release: str) -> int:

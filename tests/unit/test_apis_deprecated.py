@@ -179,6 +179,9 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "clusterrolebindings": "/registry/clusterrolebindings/",
         "roles": "/registry/roles/",
         "rolebindings": "/registry/rolebindings/",
+        "priorityclasses": "/registry/priorityclasses/",
+        "runtimeclasses": "/registry/runtimeclasses/",
+        "certificatesigningrequests": "/registry/certificatesigningrequests/",
     }
     assert resource("Ingress").key("ns", "a") == "/registry/ingress/ns/a"
 

@@ -9,6 +9,7 @@ from kapi.apis import (
     apps,
     autoscaling,
     batch,
+    certificates,
     coordination_v1,
     core_v1,
     core_v1_endpoints,
@@ -21,8 +22,10 @@ from kapi.apis import (
     discovery_v1,
     events_v1,
     networking,
+    node,
     policy,
     rbac,
+    scheduling,
     storagemigration_v1beta1,
 )
 from kapi.features import FeatureGate
@@ -49,11 +52,14 @@ def builtin_resources(gates: FeatureGate | None = None) -> list[Resource]:
         *apps.resources(),
         *autoscaling.resources(),
         *batch.resources(),
+        *certificates.resources(),
         *coordination_v1.resources(),
         *discovery_v1.resources(),
         *events_v1.resources(),
         *networking.resources(),
+        *node.resources(),
         *policy.resources(),
         *rbac.resources(),
+        *scheduling.resources(),
         *storagemigration_v1beta1.resources(gates or FeatureGate()),
     ]

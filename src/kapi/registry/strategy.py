@@ -77,6 +77,14 @@ class Strategy:
     def prepare_for_graceful_delete(self, obj: Object) -> None:
         """Adjust an object being marked for deletion (Namespace moves to Terminating)."""
 
+    def refuse_delete(self, name: str) -> str | None:
+        """Why a DELETE of the object ``name`` is forbidden before it is even read, or None.
+
+        Upstream kinds whose REST storage overrides ``Delete`` (the system
+        PriorityClasses); a collection delete does not ask, as upstream's does not.
+        """
+        return None
+
     def validate(self, obj: Object) -> list[FieldError]:
         return []
 
