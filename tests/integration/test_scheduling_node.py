@@ -412,3 +412,13 @@ def test_v1beta1_converts_at_1_21(server_1_21: KapiServer) -> None:
         as_beta = http.get(f"{RCS_V1BETA1}/beta-rc").json()
         assert as_beta["apiVersion"] == "node.k8s.io/v1beta1"
         assert as_beta["handler"] == "kata"
+
+
+def test_collection_delete_does_not_spare_system_classes(fresh_server: KapiServer) -> None:
+    """Upstream guards only its REST ``Delete``; its collection delete calls the generic
+    store's, so the system classes go (until the next start creates them again)."""
+    with fresh_server.client() as http:
+        assert {"system-node-critical", "system-cluster-critical"} <= set(_names(http, PCS))
+        response = http.delete(PCS)
+        assert response.status_code == 200, response.text
+        assert _names(http, PCS) == {}
