@@ -28,6 +28,7 @@ from kapi.admission.chain import AdmissionChain
 from kapi.admission.default_ingress_class import DefaultIngressClass
 from kapi.admission.limit_ranger import LimitRanger
 from kapi.admission.namespace_lifecycle import NamespaceLifecycle, namespace_getter
+from kapi.admission.priority import PriorityAdmission
 from kapi.admission.webhook import (
     MutatingWebhookAdmission,
     ValidatingWebhookAdmission,
@@ -54,11 +55,16 @@ from kapi.apis.core_v1_services import (
     ServiceStrategy,
 )
 from kapi.apis.rbac_validation import GROUP as RBAC
+from kapi.apis.scheduling import GROUP as SCHEDULING
 from kapi.audit import Auditor
 from kapi.controllers.garbage_collector import GarbageCollector
 from kapi.controllers.identity import IdentityLeaseController, IdentityLeaseGC, apiserver_id
 from kapi.controllers.kubernetes_service import KubernetesServiceController, advertise_address
 from kapi.controllers.namespace import NamespaceController, ensure_system_namespaces
+from kapi.controllers.priority_classes import (
+    PRIORITY_CLASS_BOOTSTRAP_HOOK,
+    bootstrap_priority_classes,
+)
 from kapi.controllers.rbac import (
     RBAC_BOOTSTRAP_HOOK,
     ClusterRoleAggregationController,
@@ -80,7 +86,7 @@ from kapi.endpoints.token import TokenSubresource
 from kapi.features import FeatureGate
 from kapi.registry.field_lifecycle import FieldLifecyclePolicy
 from kapi.registry.informer import Informer
-from kapi.registry.predicate import EVERYTHING
+from kapi.registry.predicate import EVERYTHING, SelectionPredicate
 from kapi.registry.store import Store
 from kapi.runtime.lifecycle_paths import TaggedPath
 from kapi.runtime.scheme import GroupVersion, Resource, Scheme
@@ -232,6 +238,7 @@ class APIServer:
             [
                 NamespaceLifecycle(self.namespace_informer, self._stored_namespace),
                 LimitRanger(self._stored_limit_ranges),
+                PriorityAdmission(self._priority_classes),
                 DefaultIngressClass(self._ingress_classes),
                 MutatingWebhookAdmission(*webhooks),
                 ValidatingWebhookAdmission(*webhooks),
@@ -321,6 +328,12 @@ class APIServer:
         self._spawn(CRDController(crds, self.custom_resources, self.storage_version_manager).run())
         self._spawn(self.webhook_source.run(self.stores))
         self._start_rbac()
+        self._spawn(
+            bootstrap_priority_classes(
+                self.store(SCHEDULING, "priorityclasses"),
+                functools.partial(self._post_start_done.add, PRIORITY_CLASS_BOOTSTRAP_HOOK),
+            )
+        )
         if self.config.compaction_interval > 0:
             self._spawn(self._compact_periodically())
         self._post_start_done.add("start-kapi-controllers")
@@ -551,6 +564,11 @@ class APIServer:
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
 
+    async def _priority_classes(self) -> list[dict[str, Any]]:
+        """Every stored PriorityClass, for the Priority admission plugin."""
+        listed = await self.store(SCHEDULING, "priorityclasses").list(None, SelectionPredicate())
+        return listed.items
+
     async def _stored_namespace(self, name: str) -> dict[str, Any]:
         """A namespace read from storage (admission reads its informer first)."""
         return await self.store("", "namespaces").get(None, name)
@@ -626,6 +644,7 @@ class APIServer:
             "start-system-namespaces-controller",
             "start-kapi-controllers",
             RBAC_BOOTSTRAP_HOOK,
+            PRIORITY_CLASS_BOOTSTRAP_HOOK,
         ]
         if self.identity:
             hooks += [

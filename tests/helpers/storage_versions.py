@@ -59,6 +59,9 @@ BUILTINS = {
     "storage.k8s.io.csistoragecapacities",
     "storage.k8s.io.storageclasses",
     "storage.k8s.io.volumeattachments",
+    "scheduling.k8s.io.priorityclasses",
+    "node.k8s.io.runtimeclasses",
+    "certificates.k8s.io.certificatesigningrequests",
     "storagemigration.k8s.io.storageversionmigrations",
 }
 

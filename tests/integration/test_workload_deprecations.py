@@ -94,6 +94,25 @@ DEPRECATED = [
     ),
     # Deprecated with no removal planned and nothing to move to.
     ("v1", "componentstatuses", "ComponentStatus", "1.0", "1.19", None, None),
+    (
+        "scheduling.k8s.io/v1beta1",
+        "priorityclasses",
+        "PriorityClass",
+        "1.11",
+        "1.14",
+        "1.22",
+        "scheduling.k8s.io/v1",
+    ),
+    ("node.k8s.io/v1beta1", "runtimeclasses", "RuntimeClass", "1.14", "1.22", "1.25", None),
+    (
+        "certificates.k8s.io/v1beta1",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        "1.6",
+        "1.19",
+        "1.22",
+        "certificates.k8s.io/v1",
+    ),
 ]
 STORAGE_V1 = "storage.k8s.io/v1"
 DEPRECATED += [
@@ -122,6 +141,7 @@ DEPRECATED += [
 RELEASES = ["1.15", "1.21", "1.24", "1.25", "1.31"]
 CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings", "podsecuritypolicies", "componentstatuses"}
 CLUSTER_SCOPED |= {"storageclasses", "volumeattachments", "csidrivers", "csinodes"}
+CLUSTER_SCOPED |= {"priorityclasses", "runtimeclasses", "certificatesigningrequests"}
 
 
 def _minor(release: str) -> int:

@@ -89,6 +89,9 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "RoleBinding",
         "ClusterRole",
         "ClusterRoleBinding",
+        "PriorityClass",
+        "RuntimeClass",
+        "CertificateSigningRequest",
     }
     ns, cm, secret = by_kind["Namespace"], by_kind["ConfigMap"], by_kind["Secret"]
     assert (ns.plural, ns.namespaced, ns.short_names) == ("namespaces", False, ("ns",))

@@ -194,6 +194,9 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "csidrivers": "/registry/csidrivers/",
         "csinodes": "/registry/csinodes/",
         "csistoragecapacities": "/registry/csistoragecapacities/",
+        "priorityclasses": "/registry/priorityclasses/",
+        "runtimeclasses": "/registry/runtimeclasses/",
+        "certificatesigningrequests": "/registry/certificatesigningrequests/",
     }
     assert resource("Ingress").key("ns", "a") == "/registry/ingress/ns/a"
 

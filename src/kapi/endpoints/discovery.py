@@ -74,6 +74,7 @@ _SUBRESOURCE_VERBS = {
     "finalize": ("update",),
     "ephemeralcontainers": ("get", "patch", "update"),
     "token": ("create",),
+    "approval": ("get", "patch", "update"),
 }
 
 

@@ -934,6 +934,8 @@ async def delete(scope: RequestScope, request: Request) -> Response:
     dry_run = _delete_dry_run(query, options)
     pre = options.get("preconditions") or {}
     preconditions = Preconditions(pre.get("uid"), pre.get("resourceVersion")) if pre else None
+    if (why := scope.store.strategy.refuse_delete(scope.name)) is not None:
+        raise errors.forbidden(scope.resource.plural, scope.resource.group, scope.name, why)
     obj, gone = await scope.store.delete(
         scope.namespace,
         scope.name,

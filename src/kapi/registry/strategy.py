@@ -93,6 +93,14 @@ class Strategy:
         """Warnings for a delete (Jobs warn that their pods stay when no policy is given)."""
         return []
 
+    def refuse_delete(self, name: str) -> str | None:
+        """Why a DELETE of the object ``name`` is forbidden before it is even read, or None.
+
+        Upstream kinds whose REST storage overrides ``Delete`` (the system
+        PriorityClasses); a collection delete does not ask, as upstream's does not.
+        """
+        return None
+
     def validate(self, obj: Object) -> list[FieldError]:
         return []
 
