@@ -1,0 +1,185 @@
+"""API Priority and Fairness: keeping the built-in configuration objects in storage.
+
+:func:`producer` is kube-apiserver's ``priority-and-fairness-config-producer``
+post-start hook: at start (retrying until it succeeds) and then once a minute it
+
+* creates every suggested and mandatory object (:mod:`kapi.apis.flowcontrol_bootstrap`)
+  that is missing;
+* puts back the spec of the mandatory ones, marking them ``autoupdate-spec: "true"``;
+* puts back the spec of a suggested one only while its annotation says ``true`` (an
+  object without the annotation, never changed since created, counts as ``true``);
+* deletes objects the server once made (they carry the annotation, set to ``true``)
+  that are no longer part of the built-in configuration.
+
+kapi serves these objects but does not queue or limit requests with them; the
+controller that sets their status conditions (``Dangling``) is not run either.
+Every server runs this; the writes are read-modify-write and skipped when nothing
+changes, so servers racing agree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from kapi.apimachinery import errors
+from kapi.apimachinery.unstructured import Object
+from kapi.apis.flowcontrol import same_spec
+from kapi.apis.flowcontrol_bootstrap import (
+    AUTO_UPDATE_ANNOTATION,
+    MANDATORY_FLOW_SCHEMAS,
+    MANDATORY_PRIORITY_LEVELS,
+    SUGGESTED_FLOW_SCHEMAS,
+    SUGGESTED_PRIORITY_LEVELS,
+)
+from kapi.registry.informer import Backoff
+from kapi.registry.predicate import SelectionPredicate
+from kapi.registry.store import Store
+from kapi.runtime.objects import deep_copy
+
+log = logging.getLogger(__name__)
+
+#: Upstream's name for the post-start hook that creates the configuration.
+APF_BOOTSTRAP_HOOK = "priority-and-fairness-config-producer"
+#: How often the configuration is checked again after start (upstream: a minute).
+PERIOD = 60.0
+
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def _parse_bool(value: str | None) -> bool | None:
+    """Go's ``strconv.ParseBool``; None when the text is not a boolean."""
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    return None
+
+
+def _annotations(obj: Object) -> dict[str, str]:
+    return obj.get("metadata", {}).get("annotations") or {}
+
+
+def should_update(current: Object, wanted: Object, *, mandatory: bool) -> Object | None:
+    """``ShouldUpdate`` of the ensure strategies: the object to write, or None."""
+    auto_update = mandatory
+    if not auto_update:
+        parsed = _parse_bool(_annotations(current).get(AUTO_UPDATE_ANNOTATION))
+        auto_update = parsed if parsed is not None else current["metadata"].get("generation") == 1
+    annotation = _parse_bool(_annotations(current).get(AUTO_UPDATE_ANNOTATION))
+    update_annotation = annotation != auto_update
+    spec = wanted_spec(current, wanted)
+    spec_changed = auto_update and not same_spec(current.get("spec"), spec)
+    if not (update_annotation or spec_changed):
+        return None
+    updated = deep_copy(current)
+    if update_annotation:
+        metadata = updated["metadata"]
+        metadata["annotations"] = {
+            **(metadata.get("annotations") or {}),
+            AUTO_UPDATE_ANNOTATION: "true" if auto_update else "false",
+        }
+    if spec_changed:
+        updated["spec"] = deep_copy(spec)
+    return updated
+
+
+def wanted_spec(current: Object, wanted: Object) -> Object:
+    """The built-in spec; the ``exempt`` level keeps what an operator set in ``spec.exempt``."""
+    spec: Object = wanted["spec"]
+    if wanted["kind"] == "PriorityLevelConfiguration" and wanted["metadata"]["name"] == "exempt":
+        exempt = (current.get("spec") or {}).get("exempt")
+        if exempt is not None:
+            return {**spec, "exempt": exempt}
+    return spec
+
+
+async def ensure_configuration(flow_schemas: Store, priority_levels: Store) -> None:
+    """One pass of the hook: suggested objects, mandatory objects, then removals."""
+    for store, objects in (
+        (flow_schemas, SUGGESTED_FLOW_SCHEMAS),
+        (priority_levels, SUGGESTED_PRIORITY_LEVELS),
+    ):
+        for wanted in objects.values():
+            await _ensure(store, wanted, mandatory=False)
+    for store, objects in (
+        (flow_schemas, MANDATORY_FLOW_SCHEMAS),
+        (priority_levels, MANDATORY_PRIORITY_LEVELS),
+    ):
+        for wanted in objects.values():
+            await _ensure(store, wanted, mandatory=True)
+    for store, built_in in (
+        (flow_schemas, MANDATORY_FLOW_SCHEMAS.keys() | SUGGESTED_FLOW_SCHEMAS.keys()),
+        (priority_levels, MANDATORY_PRIORITY_LEVELS.keys() | SUGGESTED_PRIORITY_LEVELS.keys()),
+    ):
+        await _remove_retired(store, built_in)
+
+
+async def _ensure(store: Store, wanted: Object, *, mandatory: bool) -> None:
+    name = wanted["metadata"]["name"]
+    try:
+        await store.create(deep_copy(wanted))
+        return
+    except errors.StatusError as exc:
+        if exc.reason != "AlreadyExists":
+            raise
+
+    async def update(current: Object) -> Object:
+        updated = should_update(current, wanted, mandatory=mandatory)
+        if updated is None:
+            return current
+        updated["metadata"].pop("resourceVersion", None)  # retried on conflicts
+        return updated
+
+    try:
+        await store.update(None, name, update)
+    except errors.StatusError as exc:
+        if exc.code != 404:  # deleted meanwhile: the next pass creates it again
+            raise
+
+
+async def _remove_retired(store: Store, built_in: set[str]) -> None:
+    """Delete the server-made objects (annotated ``true``) no longer built in."""
+    listed = await store.list(None, SelectionPredicate())
+    for obj in listed.items:
+        name = obj["metadata"]["name"]
+        annotations = _annotations(obj)
+        if name in built_in or AUTO_UPDATE_ANNOTATION not in annotations:
+            continue
+        if _parse_bool(annotations[AUTO_UPDATE_ANNOTATION]) is not True:
+            continue
+        try:
+            await store.delete(None, name)
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+
+
+async def producer(
+    flow_schemas: Store,
+    priority_levels: Store,
+    done: Callable[[], object],
+    period: float = PERIOD,
+) -> None:
+    """The post-start hook: a first pass until it succeeds, ``done()``, then a pass a period."""
+    backoff = Backoff(initial=0.1)
+    while True:
+        try:
+            await ensure_configuration(flow_schemas, priority_levels)
+            break
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("creating the APF configuration: %r; retrying", exc)
+            await asyncio.sleep(backoff.next())
+    done()
+    while True:
+        await asyncio.sleep(period)
+        try:
+            await ensure_configuration(flow_schemas, priority_levels)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("keeping the APF configuration: %r; retrying later", exc)
