@@ -53,7 +53,7 @@ from kapi.apis.core_v1_services import (
 from kapi.apis.flowcontrol_bootstrap import GROUP as FLOWCONTROL
 from kapi.apis.rbac_validation import GROUP as RBAC
 from kapi.audit import Auditor
-from kapi.controllers.flowcontrol import APF_BOOTSTRAP_HOOK
+from kapi.controllers.flowcontrol import APF_BOOTSTRAP_HOOK, DanglingConditionController
 from kapi.controllers.flowcontrol import producer as apf_producer
 from kapi.controllers.identity import IdentityLeaseController, IdentityLeaseGC, apiserver_id
 from kapi.controllers.kubernetes_service import KubernetesServiceController, advertise_address
@@ -397,6 +397,7 @@ class APIServer:
         flow_schemas = self.store(FLOWCONTROL, "flowschemas")
         levels = self.store(FLOWCONTROL, "prioritylevelconfigurations")
         self._spawn(apf_producer(flow_schemas, levels, done))
+        self._spawn(DanglingConditionController(flow_schemas, levels).run())
 
     async def _start_service_controllers(self) -> None:
         """Service allocation (hooks on the Service store), the ``kubernetes`` Service and

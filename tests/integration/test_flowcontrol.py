@@ -20,6 +20,7 @@ from tests.helpers.kubectl import Kubectl
 from tests.helpers.objects import unique
 from tests.helpers.protobuf_requests import PROTOBUF
 from tests.helpers.status import assert_status
+from tests.helpers.wait import eventually
 
 GROUP = "flowcontrol.apiserver.k8s.io"
 AUTOUPDATE = "apf.kubernetes.io/autoupdate-spec"
@@ -318,25 +319,74 @@ def test_crud_generation_and_status(http: httpx.Client) -> None:
     assert patched.status_code == 200, patched.text
     assert patched.json()["metadata"]["generation"] == 2
     status = patched.json()
-    status["status"] = {"conditions": [{"type": "Dangling", "status": "False", "reason": "Found"}]}
+    # Unconditional: the server's own Dangling condition may land at any moment.
+    del status["metadata"]["resourceVersion"]
+    status["status"] = {"conditions": [{"type": "Reviewed", "status": "True"}]}
     status["spec"]["matchingPrecedence"] = 600  # ignored by /status
     written = http.put(schemas(name=name) + "/status", json=status)
     assert written.status_code == 200, written.text
     assert written.json()["spec"]["matchingPrecedence"] == 500
     assert written.json()["metadata"]["generation"] == 2
-    assert written.json()["status"]["conditions"][0]["reason"] == "Found"
-    duplicated = written.json()
-    duplicated["status"]["conditions"].append({"type": "Dangling", "status": "True"})
+    assert written.json()["status"]["conditions"] == [{"type": "Reviewed", "status": "True"}]
+    status["status"]["conditions"].append({"type": "Reviewed", "status": "False"})
     assert_invalid(
-        http.put(schemas(name=name) + "/status", json=duplicated),
+        http.put(schemas(name=name) + "/status", json=status),
         FS_KIND,
         name,
-        ("status.conditions[1].type", 'Duplicate value: "Dangling"'),
+        ("status.conditions[1].type", 'Duplicate value: "Reviewed"'),
     )
-    listed = http.get(schemas(), params={"fieldSelector": f"metadata.name={name}"}).json()
-    assert listed["items"][0]["status"]["conditions"][0]["status"] == "False"
+    status["status"]["conditions"] = [{"status": "True"}]
+    assert_invalid(
+        http.put(schemas(name=name) + "/status", json=status),
+        FS_KIND,
+        name,
+        ("status.conditions[0].type", "Required value: must not be empty"),
+    )
+    main = http.get(schemas(name=name)).json()
+    del main["metadata"]["resourceVersion"]
+    main["status"] = {"conditions": []}
+    updated = http.put(schemas(name=name), json=main)
+    assert updated.status_code == 200, updated.text
+    assert updated.json()["metadata"]["generation"] == 2
+    assert {c["type"] for c in updated.json()["status"]["conditions"]} >= {"Reviewed"}
     assert http.delete(schemas(name=name)).status_code == 200
     assert_status(http.get(schemas(name=name)), 404, "NotFound")
+
+
+def test_dangling_condition(http: httpx.Client) -> None:
+    """The server says whether a FlowSchema's priority level exists (upstream's
+    configuration controller does), which ``kubectl get``'s MISSINGPL column shows."""
+    name, level_name = unique("fs"), unique("pl")
+    body = flow_schema(name, priorityLevelConfiguration={"name": level_name})
+    assert http.post(schemas(), json=body).status_code == 201
+
+    def dangling() -> Object | None:
+        conditions = http.get(schemas(name=name)).json()["status"].get("conditions") or []
+        return next((c for c in conditions if c["type"] == "Dangling"), None)
+
+    missing = eventually(
+        lambda: (c := dangling()) is not None and c["status"] == "True" and c,
+        what="the Dangling condition",
+    )
+    assert missing["reason"] == "NotFound"
+    assert missing["message"] == (
+        "This FlowSchema references the PriorityLevelConfiguration object named "
+        f'"{level_name}" but there is no such object'
+    )
+    assert http.post(levels(), json=level(level_name)).status_code == 201
+    found = eventually(
+        lambda: (c := dangling()) is not None and c["status"] == "False" and c,
+        what="the condition to clear",
+    )
+    assert (found["reason"], found["message"]) == (
+        "Found",
+        "This FlowSchema references the PriorityLevelConfiguration object named "
+        f'"{level_name}" and it exists',
+    )
+    table = http.get(schemas(name=name), headers={"accept": TABLE}).json()
+    assert table["rows"][0]["cells"][5] == "False"
+    assert http.delete(schemas(name=name)).status_code == 200
+    assert http.delete(levels(name=level_name)).status_code == 200
 
 
 # --- defaults and conversions ------------------------------------------------------------------
@@ -685,7 +735,18 @@ def test_priority_level_validation_and_storage_unchanged(http: httpx.Client) -> 
 
 
 def test_tables(http: httpx.Client) -> None:
-    table = http.get(schemas(), headers={"accept": TABLE}).json()
+    def flow_schema_table() -> Object:
+        return http.get(schemas(), headers={"accept": TABLE}).json()
+
+    # The server sets the Dangling condition shortly after it starts.
+    table = eventually(
+        lambda: (
+            (t := flow_schema_table())
+            and all(r["cells"][5] == "False" for r in t["rows"] if r["cells"][0] == "catch-all")
+            and t
+        ),
+        what="catch-all's Dangling condition",
+    )
     assert [c["name"] for c in table["columnDefinitions"]] == [
         "Name",
         "PriorityLevel",
@@ -696,7 +757,7 @@ def test_tables(http: httpx.Client) -> None:
     ]
     rows = {r["cells"][0]: r["cells"] for r in table["rows"]}
     assert rows["catch-all"][:4] == ["catch-all", "catch-all", 10000, "ByUser"]
-    assert rows["catch-all"][5] == "?"
+    assert rows["catch-all"][5] == "False"
     assert rows["exempt"][3] == "<none>"
     table = http.get(levels(), headers={"accept": TABLE}).json()
     assert [c["name"] for c in table["columnDefinitions"]] == [
@@ -748,7 +809,7 @@ def test_kubectl_get_flowschemas(kapi_server: KapiServer, tmp_path: Path) -> Non
     ]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert rows["catch-all"][:4] == ["catch-all", "catch-all", "10000", "ByUser"]
-    assert rows["catch-all"][-1] == "?"
+    assert rows["catch-all"][-1] == "False"
     lines = kubectl.ok("get", "prioritylevelconfigurations", "catch-all").out_lines
     assert lines[0].split() == [
         "NAME",

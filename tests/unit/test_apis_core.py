@@ -53,6 +53,7 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "admissionregistration.k8s.io",
         "apps",
         "extensions",
+        "flowcontrol.apiserver.k8s.io",
     )
     by_kind = {r.kind: r for r in builtin_resources() if r.group not in extension_groups}
     assert set(by_kind) == {

@@ -11,8 +11,10 @@ post-start hook: at start (retrying until it succeeds) and then once a minute it
 * deletes objects the server once made (they carry the annotation, set to ``true``)
   that are no longer part of the built-in configuration.
 
-kapi serves these objects but does not queue or limit requests with them; the
-controller that sets their status conditions (``Dangling``) is not run either.
+kapi serves these objects but does not queue or limit requests with them.  Of
+upstream's APF configuration controller it runs only the status part,
+:class:`DanglingConditionController`: each FlowSchema's ``Dangling`` condition
+(``kubectl get flowschemas``' MISSINGPL column).
 Every server runs this; the writes are read-modify-write and skipped when nothing
 changes, so servers racing agree.
 """
@@ -24,6 +26,7 @@ import logging
 from collections.abc import Callable
 
 from kapi.apimachinery import errors
+from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.unstructured import Object
 from kapi.apis.flowcontrol import same_spec
 from kapi.apis.flowcontrol_bootstrap import (
@@ -33,10 +36,10 @@ from kapi.apis.flowcontrol_bootstrap import (
     SUGGESTED_FLOW_SCHEMAS,
     SUGGESTED_PRIORITY_LEVELS,
 )
-from kapi.registry.informer import Backoff
+from kapi.registry.informer import Backoff, reflect
 from kapi.registry.predicate import SelectionPredicate
-from kapi.registry.store import Store
-from kapi.runtime.objects import deep_copy
+from kapi.registry.store import Store, WatchEvent
+from kapi.runtime.objects import deep_copy, now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -183,3 +186,130 @@ async def producer(
             raise
         except Exception as exc:
             log.warning("keeping the APF configuration: %r; retrying later", exc)
+
+
+# --- the Dangling condition -------------------------------------------------------------------
+
+#: The levels a FlowSchema may always name: the controller imagines them when missing.
+_ALWAYS_THERE = frozenset(MANDATORY_PRIORITY_LEVELS)
+
+
+def dangling_condition(schema: Object, levels: set[str]) -> tuple[str, str, str]:
+    """The ``Dangling`` condition's status, reason and message for ``schema``."""
+    name = ((schema.get("spec") or {}).get("priorityLevelConfiguration") or {}).get("name", "")
+    named = (
+        f"This FlowSchema references the PriorityLevelConfiguration object named {go_quote(name)}"
+    )
+    if name in levels or name in _ALWAYS_THERE:
+        return "False", "Found", named + " and it exists"
+    return "True", "NotFound", named + " but there is no such object"
+
+
+class _Names:
+    """A reflection of one store's objects, by name, that signals each change."""
+
+    def __init__(self, changed: asyncio.Event) -> None:
+        self.objects: dict[str, Object] = {}
+        self.changed = changed
+        self.synced = False
+
+    async def replace(self, objects: list[Object]) -> None:
+        self.objects = {o["metadata"]["name"]: o for o in objects}
+        self.synced = True
+        self.changed.set()
+
+    async def apply(self, event: WatchEvent) -> None:
+        name = event.object["metadata"]["name"]
+        if event.type == "DELETED":
+            self.objects.pop(name, None)
+        else:
+            self.objects[name] = event.object
+        self.changed.set()
+
+
+class DanglingConditionController:
+    """The status part of upstream's APF configuration controller: each FlowSchema's
+    ``Dangling`` condition says whether the priority level it names exists (the mandatory
+    levels always count as existing, as the controller imagines them when missing)."""
+
+    def __init__(self, flow_schemas: Store, priority_levels: Store) -> None:
+        self.flow_schemas = flow_schemas
+        self.priority_levels = priority_levels
+        self._changed = asyncio.Event()
+        self._schemas = _Names(self._changed)
+        self._levels = _Names(self._changed)
+
+    async def run(self) -> None:
+        """Follow both kinds and sync after each change, until cancelled."""
+        tasks = [
+            asyncio.create_task(reflect(self.flow_schemas, self._schemas)),
+            asyncio.create_task(reflect(self.priority_levels, self._levels)),
+        ]
+        backoff = Backoff(initial=0.2)
+        try:
+            while True:
+                await self._changed.wait()
+                self._changed.clear()
+                if not (self._schemas.synced and self._levels.synced):
+                    continue
+                try:
+                    await self.sync()
+                    backoff.reset()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    log.warning("setting FlowSchema conditions: %r; retrying", exc)
+                    self._changed.set()
+                    await asyncio.sleep(backoff.next())
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def sync(self) -> None:
+        levels = set(self._levels.objects)
+        for schema in list(self._schemas.objects.values()):
+            wanted = dangling_condition(schema, levels)
+            if _current(schema) == wanted:
+                continue
+            await self._write(schema["metadata"]["name"], wanted)
+
+    async def _write(self, name: str, wanted: tuple[str, str, str]) -> None:
+        async def update(current: Object) -> Object:
+            if _current(current) == wanted:
+                return current
+            status, reason, message = wanted
+            condition = {
+                "type": "Dangling",
+                "status": status,
+                "lastTransitionTime": now_rfc3339(),
+                "reason": reason,
+                "message": message,
+            }
+            conditions = [
+                c
+                for c in (current.get("status") or {}).get("conditions") or []
+                if c.get("type") != "Dangling"
+            ]
+            current["status"] = {
+                **(current.get("status") or {}),
+                "conditions": [*conditions, condition],
+            }
+            current["metadata"].pop("resourceVersion", None)
+            return current
+
+        try:
+            await self.flow_schemas.update(None, name, update, subresource="status")
+        except errors.StatusError as exc:
+            if exc.code != 404:  # deleted meanwhile
+                raise
+
+
+def _current(schema: Object) -> tuple[str, str, str] | None:
+    for condition in (schema.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Dangling":
+            return (
+                condition.get("status", ""),
+                condition.get("reason", ""),
+                condition.get("message", ""),
+            )
+    return None
