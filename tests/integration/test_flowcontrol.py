@@ -808,6 +808,11 @@ def test_kubectl_get_flowschemas(kapi_server: KapiServer, tmp_path: Path) -> Non
         "MISSINGPL",
     ]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
+    # Upstream's printer lists schemas by precedence, then name.
+    order = [(int(row[2]), row[0]) for row in (line.split() for line in lines[1:])]
+    assert order == sorted(order)
+    assert [name for _, name in order[:3]] == ["exempt", "probes", "system-leader-election"]
+    assert order[-1] == (10000, "catch-all")
     assert rows["catch-all"][:4] == ["catch-all", "catch-all", "10000", "ByUser"]
     assert rows["catch-all"][-1] == "False"
     lines = kubectl.ok("get", "prioritylevelconfigurations", "catch-all").out_lines

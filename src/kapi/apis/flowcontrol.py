@@ -24,6 +24,7 @@ with them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -466,8 +467,8 @@ def _shares_field() -> str:
 
 
 def _required_entropy_bits(deck_size: int, hand_size: int) -> int:
-    """``shufflesharding.RequiredEntropyBits``: ceil(log2(deck ** hand))."""
-    return (deck_size**hand_size - 1).bit_length() if deck_size > 0 and hand_size > 0 else 0
+    """``shufflesharding.RequiredEntropyBits``: ``ceil(log2(deck) * hand)``, in floats as Go."""
+    return math.ceil(math.log2(deck_size) * hand_size)
 
 
 def _validate_queuing(queuing: Object, path: Path) -> list[FieldError]:
@@ -702,6 +703,12 @@ FLOW_SCHEMA_COLUMNS = (
     ),
 )
 
+
+def flow_schema_order(obj: Object) -> tuple[int, str]:
+    """``FlowSchemaSequence``: listed schemas are printed by precedence, then by name."""
+    return _spec_of(obj).get("matchingPrecedence") or 0, obj["metadata"].get("name", "")
+
+
 PRIORITY_LEVEL_COLUMNS = (
     NAME,
     Column("Type", "string", "Exempt or Limited.", lambda o: _spec_of(o).get("type", "")),
@@ -813,6 +820,7 @@ def resources() -> list[Resource]:
             strategy=FlowSchemaStrategy(),
             subresources=("status",),
             columns=FLOW_SCHEMA_COLUMNS,
+            table_row_order=flow_schema_order,
         ),
         Resource(
             group=GROUP,
