@@ -121,13 +121,25 @@ async def ensure_configuration(flow_schemas: Store, priority_levels: Store) -> N
 
 
 async def _ensure(store: Store, wanted: Object, *, mandatory: bool) -> None:
+    """Create ``wanted`` if missing, else update what the strategy says is out of date.
+
+    The stored object is read first, as upstream's ensurer reads its lister: a pass that
+    finds everything in place writes nothing (and calls no admission webhook).
+    """
     name = wanted["metadata"]["name"]
     try:
-        await store.create(deep_copy(wanted))
-        return
+        current = await store.get(None, name)
     except errors.StatusError as exc:
-        if exc.reason != "AlreadyExists":
+        if exc.code != 404:
             raise
+        try:
+            await store.create(deep_copy(wanted))
+        except errors.StatusError as exc:
+            if exc.reason != "AlreadyExists":  # another server made it meanwhile
+                raise
+        return
+    if should_update(current, wanted, mandatory=mandatory) is None:
+        return
 
     async def update(current: Object) -> Object:
         updated = should_update(current, wanted, mandatory=mandatory)
