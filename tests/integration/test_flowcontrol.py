@@ -180,6 +180,12 @@ def test_mandatory_and_suggested_objects_at_start(http: httpx.Client) -> None:
     assert {"exempt", "catch-all"} | SUGGESTED_LEVELS <= names(http, levels())
     catch_all = http.get(schemas(name="catch-all")).json()
     assert catch_all["metadata"]["annotations"] == {AUTOUPDATE: "true"}
+    producer = [
+        m
+        for m in catch_all["metadata"]["managedFields"]
+        if m["manager"] == "api-priority-and-fairness-config-producer-v1"
+    ]
+    assert [(m["operation"], m["apiVersion"]) for m in producer] == [("Update", f"{GROUP}/v1")]
     assert catch_all["spec"] == {
         "priorityLevelConfiguration": {"name": "catch-all"},
         "matchingPrecedence": 10000,
@@ -385,6 +391,12 @@ def test_dangling_condition(http: httpx.Client) -> None:
     )
     table = http.get(schemas(name=name), headers={"accept": TABLE}).json()
     assert table["rows"][0]["cells"][5] == "False"
+    # Applied to /status by upstream's field manager, beside the creator's entry.
+    managed = http.get(schemas(name=name)).json()["metadata"]["managedFields"]
+    consumer = [
+        m for m in managed if m["manager"] == "api-priority-and-fairness-config-consumer-v1"
+    ]
+    assert [(m["operation"], m.get("subresource")) for m in consumer] == [("Apply", "status")]
     assert http.delete(schemas(name=name)).status_code == 200
     assert http.delete(levels(name=level_name)).status_code == 200
 

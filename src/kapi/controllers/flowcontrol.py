@@ -47,6 +47,10 @@ log = logging.getLogger(__name__)
 APF_BOOTSTRAP_HOOK = "priority-and-fairness-config-producer"
 #: How often the configuration is checked again after start (upstream: a minute).
 PERIOD = 60.0
+#: The field manager of the hook's writes, as upstream names it.
+FIELD_MANAGER = "api-priority-and-fairness-config-producer-v1"
+#: The field manager upstream's configuration controller applies FlowSchema status with.
+CONSUMER_FIELD_MANAGER = "api-priority-and-fairness-config-consumer-v1"
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -133,7 +137,7 @@ async def _ensure(store: Store, wanted: Object, *, mandatory: bool) -> None:
         if exc.code != 404:
             raise
         try:
-            await store.create(deep_copy(wanted))
+            await store.create(await _managed(store, None, deep_copy(wanted)))
         except errors.StatusError as exc:
             if exc.reason != "AlreadyExists":  # another server made it meanwhile
                 raise
@@ -146,13 +150,25 @@ async def _ensure(store: Store, wanted: Object, *, mandatory: bool) -> None:
         if updated is None:
             return current
         updated["metadata"].pop("resourceVersion", None)  # retried on conflicts
-        return updated
+        return await _managed(store, current, updated)
 
     try:
         await store.update(None, name, update)
     except errors.StatusError as exc:
         if exc.code != 404:  # deleted meanwhile: the next pass creates it again
             raise
+
+
+async def _managed(store: Store, live: Object | None, new: Object) -> Object:
+    """``new`` with the managedFields of an Update by the hook's field manager over ``live``."""
+    manager = store.field_managers.get(store.resource.hub_version)
+    if manager is not None:
+        entries = await manager.update(live, new, FIELD_MANAGER)
+        if entries is None:
+            new["metadata"].pop("managedFields", None)
+        else:
+            new["metadata"]["managedFields"] = entries
+    return new
 
 
 async def _remove_retired(store: Store, built_in: set[str]) -> None:
@@ -286,6 +302,12 @@ class DanglingConditionController:
             await self._write(schema["metadata"]["name"], wanted)
 
     async def _write(self, name: str, wanted: tuple[str, str, str]) -> None:
+        """Apply the condition to ``/status`` as upstream's controller does (server-side
+        apply, forced, by its field manager), so other conditions stay as they are."""
+        manager = self.flow_schemas.field_managers.get(
+            self.flow_schemas.resource.hub_version, "status"
+        )
+
         async def update(current: Object) -> Object:
             if _current(current) == wanted:
                 return current
@@ -297,17 +319,29 @@ class DanglingConditionController:
                 "reason": reason,
                 "message": message,
             }
-            conditions = [
-                c
-                for c in (current.get("status") or {}).get("conditions") or []
-                if c.get("type") != "Dangling"
-            ]
-            current["status"] = {
-                **(current.get("status") or {}),
-                "conditions": [*conditions, condition],
-            }
-            current["metadata"].pop("resourceVersion", None)
-            return current
+            if manager is not None:
+                config = {
+                    "apiVersion": self.flow_schemas.resource.hub_api_version,
+                    "kind": "FlowSchema",
+                    "metadata": {"name": name},
+                    "status": {"conditions": [condition]},
+                }
+                applied = await manager.apply(current, config, CONSUMER_FIELD_MANAGER, True)
+            else:
+                conditions = [
+                    c
+                    for c in (current.get("status") or {}).get("conditions") or []
+                    if c.get("type") != "Dangling"
+                ]
+                applied = {
+                    **current,
+                    "status": {
+                        **(current.get("status") or {}),
+                        "conditions": [*conditions, condition],
+                    },
+                }
+            applied["metadata"].pop("resourceVersion", None)
+            return applied
 
         try:
             await self.flow_schemas.update(None, name, update, subresource="status")
