@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from kubernetes import client, config
 
 from kapi.runtime import protobuf
 from tests.conftest import KapiServer, serve_with_flags, start_server
@@ -838,3 +839,33 @@ def test_kubectl_get_flowschemas(kapi_server: KapiServer, tmp_path: Path) -> Non
         "AGE",
     ]
     assert lines[1].split()[:6] == ["catch-all", "Limited", "5", "<none>", "<none>", "<none>"]
+
+
+def test_official_client(kapi_server: KapiServer) -> None:
+    """The Python client's typed flowcontrol API reads the built-in objects and writes one."""
+    api_client = config.new_client_from_config(config_file=str(kapi_server.kubeconfig))
+    try:
+        api = client.FlowcontrolApiserverV1Api(api_client)
+        listed = api.list_flow_schema()
+        assert "catch-all" in {fs.metadata.name for fs in listed.items}
+        name = unique("pl-client")
+        body = client.V1PriorityLevelConfiguration(
+            metadata=client.V1ObjectMeta(name=name),
+            spec=client.V1PriorityLevelConfigurationSpec(
+                type="Limited",
+                limited=client.V1LimitedPriorityLevelConfiguration(
+                    limit_response=client.V1LimitResponse(type="Reject")
+                ),
+            ),
+        )
+        created = api.create_priority_level_configuration(body)
+        assert created.spec.limited.nominal_concurrency_shares == 30
+        assert created.spec.limited.lendable_percent == 0
+        patched = api.patch_priority_level_configuration(
+            name, {"spec": {"limited": {"nominalConcurrencyShares": 3}}}
+        )
+        assert patched.spec.limited.nominal_concurrency_shares == 3
+        assert patched.metadata.generation == 2
+        api.delete_priority_level_configuration(name)
+    finally:
+        api_client.close()
