@@ -396,8 +396,9 @@ class APIServer:
             return
         flow_schemas = self.store(FLOWCONTROL, "flowschemas")
         levels = self.store(FLOWCONTROL, "prioritylevelconfigurations")
-        self._spawn(apf_producer(flow_schemas, levels, done))
-        self._spawn(DanglingConditionController(flow_schemas, levels).run())
+        dangling = DanglingConditionController(flow_schemas, levels)
+        self._spawn(apf_producer(flow_schemas, levels, done, first_pass_also=dangling.sync_storage))
+        self._spawn(dangling.run())
 
     async def _start_service_controllers(self) -> None:
         """Service allocation (hooks on the Service store), the ``kubernetes`` Service and

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from kapi.apimachinery import errors
 from kapi.apimachinery.gotext import go_quote
@@ -193,12 +193,19 @@ async def producer(
     priority_levels: Store,
     done: Callable[[], object],
     period: float = PERIOD,
+    first_pass_also: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """The post-start hook: a first pass until it succeeds, ``done()``, then a pass a period."""
+    """The post-start hook: a first pass until it succeeds, ``done()``, then a pass a period.
+
+    ``first_pass_also`` runs after the first pass, before ``done()``: kapi sets the
+    built-in schemas' conditions there, so a server is ready with them in place.
+    """
     backoff = Backoff(initial=0.1)
     while True:
         try:
             await ensure_configuration(flow_schemas, priority_levels)
+            if first_pass_also is not None:
+                await first_pass_also()
             break
         except asyncio.CancelledError:
             raise
@@ -294,8 +301,18 @@ class DanglingConditionController:
                 task.cancel()
 
     async def sync(self) -> None:
-        levels = set(self._levels.objects)
-        for schema in list(self._schemas.objects.values()):
+        """Write the conditions that differ, from what the watches brought."""
+        await self._sync(list(self._schemas.objects.values()), set(self._levels.objects))
+
+    async def sync_storage(self) -> None:
+        """One pass over what storage holds now (before the watches have caught up)."""
+        everything = SelectionPredicate()
+        schemas = (await self.flow_schemas.list(None, everything)).items
+        levels = (await self.priority_levels.list(None, everything)).items
+        await self._sync(schemas, {level["metadata"]["name"] for level in levels})
+
+    async def _sync(self, schemas: list[Object], levels: set[str]) -> None:
+        for schema in schemas:
             wanted = dangling_condition(schema, levels)
             if _current(schema) == wanted:
                 continue
