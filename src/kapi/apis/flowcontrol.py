@@ -171,8 +171,15 @@ def _with_limited(obj: Object, change: Callable[[Object], None]) -> Object:
 
 
 def _rename(old: str, new: str) -> Callable[[Object], None]:
+    """The share under its other name, where it was (first when absent, as Go orders it)."""
+
     def change(limited: Object) -> None:
-        limited[new] = limited.pop(old, None) or 0
+        value = limited.get(old) or 0
+        renamed = {(new if k == old else k): (value if k == old else v) for k, v in limited.items()}
+        if old not in limited:
+            renamed = {new: value, **renamed}
+        limited.clear()
+        limited.update(renamed)
 
     return change
 

@@ -52,8 +52,8 @@ def _limited(shares: int, lendable: int, queues: int = 0, hand: int = 0) -> Obje
         "type": "Limited",
         "limited": {
             "nominalConcurrencyShares": shares,
-            "lendablePercent": lendable,
             "limitResponse": response,
+            "lendablePercent": lendable,
         },
     }
 
