@@ -54,9 +54,12 @@ from kapi.apis.core_v1_services import (
     ServiceNetwork,
     ServiceStrategy,
 )
+from kapi.apis.flowcontrol_bootstrap import GROUP as FLOWCONTROL
 from kapi.apis.rbac_validation import GROUP as RBAC
 from kapi.apis.scheduling import GROUP as SCHEDULING
 from kapi.audit import Auditor
+from kapi.controllers.flowcontrol import APF_BOOTSTRAP_HOOK, DanglingConditionController
+from kapi.controllers.flowcontrol import producer as apf_producer
 from kapi.controllers.garbage_collector import GarbageCollector
 from kapi.controllers.identity import IdentityLeaseController, IdentityLeaseGC, apiserver_id
 from kapi.controllers.kubernetes_service import KubernetesServiceController, advertise_address
@@ -334,6 +337,7 @@ class APIServer:
                 functools.partial(self._post_start_done.add, PRIORITY_CLASS_BOOTSTRAP_HOOK),
             )
         )
+        self._start_flowcontrol()
         if self.config.compaction_interval > 0:
             self._spawn(self._compact_periodically())
         self._post_start_done.add("start-kapi-controllers")
@@ -413,6 +417,20 @@ class APIServer:
         done = functools.partial(self._post_start_done.add, RBAC_BOOTSTRAP_HOOK)
         self._spawn(bootstrap_policy(cluster_roles, bindings, done))
         self._spawn(ClusterRoleAggregationController(cluster_roles).run())
+
+    def _start_flowcontrol(self) -> None:
+        """Upstream's ``priority-and-fairness-config-producer`` hook (see
+        :mod:`kapi.controllers.flowcontrol`), where the emulated release serves the group."""
+        done = functools.partial(self._post_start_done.add, APF_BOOTSTRAP_HOOK)
+        schemas = self.scheme.by_kind(FLOWCONTROL, "FlowSchema")
+        if schemas is None or not any(self.scheme.served(schemas, v) for v in schemas.versions):
+            done()
+            return
+        flow_schemas = self.store(FLOWCONTROL, "flowschemas")
+        levels = self.store(FLOWCONTROL, "prioritylevelconfigurations")
+        dangling = DanglingConditionController(flow_schemas, levels)
+        self._spawn(apf_producer(flow_schemas, levels, done, first_pass_also=dangling.sync_storage))
+        self._spawn(dangling.run())
 
     async def _start_service_controllers(self) -> None:
         """Service allocation (hooks on the Service store), the ``kubernetes`` Service and
@@ -645,6 +663,7 @@ class APIServer:
             "start-kapi-controllers",
             RBAC_BOOTSTRAP_HOOK,
             PRIORITY_CLASS_BOOTSTRAP_HOOK,
+            APF_BOOTSTRAP_HOOK,
         ]
         if self.identity:
             hooks += [

@@ -45,6 +45,8 @@ BUILTINS = {
     "batch.jobs",
     "coordination.k8s.io.leases",
     "discovery.k8s.io.endpointslices",
+    "flowcontrol.apiserver.k8s.io.flowschemas",
+    "flowcontrol.apiserver.k8s.io.prioritylevelconfigurations",
     "internal.apiserver.k8s.io.storageversions",
     "networking.k8s.io.ingressclasses",
     "networking.k8s.io.ingresses",

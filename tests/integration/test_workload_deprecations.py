@@ -19,6 +19,8 @@ from tests.helpers.kapi_cli import make_kapi
 
 RBAC_V1 = "rbac.authorization.k8s.io/v1"
 NET_V1 = "networking.k8s.io/v1"
+FLOWCONTROL_V1 = "flowcontrol.apiserver.k8s.io/v1"
+FLOWCONTROL_V1BETA3 = "flowcontrol.apiserver.k8s.io/v1beta3"
 #: (group/version, resource, kind, introduced in, deprecated in, removed in (or None),
 #: replacement group/version (or None)), from upstream's prerelease-lifecycle tags.
 DEPRECATED = [
@@ -113,6 +115,60 @@ DEPRECATED = [
         "1.22",
         "certificates.k8s.io/v1",
     ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "flowschemas",
+        "FlowSchema",
+        "1.20",
+        "1.23",
+        "1.26",
+        FLOWCONTROL_V1BETA3,
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        "1.20",
+        "1.23",
+        "1.26",
+        FLOWCONTROL_V1BETA3,
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "flowschemas",
+        "FlowSchema",
+        "1.23",
+        "1.26",
+        "1.29",
+        FLOWCONTROL_V1BETA3,
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        "1.23",
+        "1.26",
+        "1.29",
+        FLOWCONTROL_V1BETA3,
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "flowschemas",
+        "FlowSchema",
+        "1.26",
+        "1.29",
+        "1.32",
+        FLOWCONTROL_V1,
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        "1.26",
+        "1.29",
+        "1.32",
+        FLOWCONTROL_V1,
+    ),
 ]
 STORAGE_V1 = "storage.k8s.io/v1"
 DEPRECATED += [
@@ -142,6 +198,7 @@ RELEASES = ["1.15", "1.21", "1.24", "1.25", "1.31"]
 CLUSTER_SCOPED = {"clusterroles", "clusterrolebindings", "podsecuritypolicies", "componentstatuses"}
 CLUSTER_SCOPED |= {"storageclasses", "volumeattachments", "csidrivers", "csinodes"}
 CLUSTER_SCOPED |= {"priorityclasses", "runtimeclasses", "certificatesigningrequests"}
+CLUSTER_SCOPED |= {"flowschemas", "prioritylevelconfigurations"}
 
 
 def _minor(release: str) -> int:

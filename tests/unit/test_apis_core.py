@@ -54,6 +54,7 @@ def test_builtin_resources_declare_upstream_shape() -> None:
         "apps",
         "extensions",
         "storage.k8s.io",  # tests/integration/test_storage_group.py
+        "flowcontrol.apiserver.k8s.io",
     )
     by_kind = {r.kind: r for r in builtin_resources() if r.group not in extension_groups}
     assert set(by_kind) == {

@@ -83,6 +83,19 @@ _MATRIX = {
     ("networking.k8s.io", "ingresses", "v1"): {"1.20": "S", "1.24": "S", "1.33": "S"},
     ("", "endpoints", "v1"): {"1.20": "S", "1.32": "S", "1.33": "D"},
     ("discovery.k8s.io", "endpointslices", "v1"): {"1.20": "-", "1.21": "S", "1.33": "S"},
+    ("flowcontrol.apiserver.k8s.io", "flowschemas", "v1beta1"): {
+        "1.19": "-",
+        "1.20": "S",
+        "1.23": "D",
+        "1.26": "-",
+    },
+    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "v1beta3"): {
+        "1.25": "-",
+        "1.26": "S",
+        "1.29": "D",
+        "1.32": "-",
+    },
+    ("flowcontrol.apiserver.k8s.io", "flowschemas", "v1"): {"1.28": "-", "1.29": "S", "1.33": "S"},
 }
 
 
@@ -178,6 +191,8 @@ def test_storage_prefixes_follow_upstream_etcd_layout() -> None:
         "horizontalpodautoscalers": "/registry/horizontalpodautoscalers/",
         "leases": "/registry/leases/",
         "endpointslices": "/registry/endpointslices/",
+        "flowschemas": "/registry/flowschemas/",
+        "prioritylevelconfigurations": "/registry/prioritylevelconfigurations/",
         "ingresses": "/registry/ingress/",
         "ingressclasses": "/registry/ingressclasses/",
         "networkpolicies": "/registry/networkpolicies/",

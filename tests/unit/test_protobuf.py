@@ -601,7 +601,10 @@ def _value(value_type: ValueType | str, *, zero_allowed: bool) -> st.SearchStrat
         ValueType.JSON: st.dictionaries(_KEYS, _TEXT, max_size=2),
     }
     if isinstance(value_type, str):
-        return _canonical(MESSAGES[value_type])
+        message = MESSAGES[value_type]
+        if message.custom_json is not None:  # its JSON form is the Go type's own
+            return _canonical(message).map(message.custom_json.to_json)
+        return _canonical(message)
     strategy = scalars[value_type]
     if zero_allowed:
         return strategy

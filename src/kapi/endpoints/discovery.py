@@ -46,6 +46,9 @@ _BUILTIN_PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
     ("discovery.k8s.io", "v1"): (16200, 15),
     ("discovery.k8s.io", "v1beta1"): (16200, 12),
     ("flowcontrol.apiserver.k8s.io", "v1"): (16100, 21),
+    ("flowcontrol.apiserver.k8s.io", "v1beta3"): (16100, 18),
+    ("flowcontrol.apiserver.k8s.io", "v1beta2"): (16100, 15),
+    ("flowcontrol.apiserver.k8s.io", "v1beta1"): (16100, 12),
     ("internal.apiserver.k8s.io", "v1alpha1"): (16000, 9),
     ("storagemigration.k8s.io", "v1beta1"): (15800, 9),
 }

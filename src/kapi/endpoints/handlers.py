@@ -493,6 +493,8 @@ async def list_(scope: RequestScope, request: Request) -> Response:
     items = await scope.to_version_many(result.items)
     if scope.output.as_kind == "Table":
         columns = scope.resource.columns_of(scope.version)
+        if scope.resource.table_row_order is not None:
+            items = sorted(items, key=scope.resource.table_row_order)
         table = await tables.table_for_many(columns, items, scope.output, rv)
         if result.continue_token:
             table["metadata"]["continue"] = result.continue_token

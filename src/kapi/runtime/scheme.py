@@ -187,6 +187,9 @@ class Resource:
     selectable_fields: Callable[[Object], Mapping[str, str]] | None = None
     #: Table columns for ``kubectl get`` (empty: upstream's default Name / Created At).
     columns: tuple[Column, ...] = ()
+    #: Sort key of a listed Table's rows where upstream's printer sorts them (FlowSchemas
+    #: by precedence); ``None``: storage order.
+    table_row_order: Callable[[Object], Any] | None = None
     #: Batch conversion for kinds whose conversion may do I/O (custom resources).
     converter: ObjectConverter | None = None
     #: Apply the version's defaults to objects read from storage (custom resources).
