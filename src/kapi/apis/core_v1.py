@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import (
@@ -29,7 +30,7 @@ from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.meta import kind_struct
 from kapi.runtime.objects import meta
 from kapi.runtime.schema import BOOLEAN, BYTES, STRING, Field, List, Map, Scalar, Struct, Time
-from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
+from kapi.runtime.scheme import Defaulter, Lifecycle, Resource, ResourceVersion
 from kapi.version import Version
 
 _CORE = "io.k8s.api.core.v1"
@@ -482,6 +483,35 @@ class SecretStrategy(Strategy):
 def _data_count(*fields: str) -> Callable[[Object], int]:
     """The DATA cell: how many keys the given maps hold together."""
     return lambda obj: sum(len(obj.get(f) or {}) for f in fields)
+
+
+def core_resource(
+    kind: str,
+    plural: str,
+    schema: Struct,
+    strategy: Strategy,
+    defaulter: Defaulter | None = None,
+    *,
+    namespaced: bool = True,
+    **extra: Any,
+) -> Resource:
+    """A core/v1 kind: one version, GA since the API began, stored as itself.
+
+    ``extra`` are the :class:`Resource` fields the kind sets beyond these
+    (short names, subresources, columns, field labels, its storage key).
+    """
+    return Resource(
+        group="",
+        kind=kind,
+        plural=plural,
+        singular=kind.lower(),
+        namespaced=namespaced,
+        versions={"v1": ResourceVersion("v1", schema, _GA, defaulter)},
+        hub_version="v1",
+        storage_version="v1",
+        strategy=strategy,
+        **extra,
+    )
 
 
 def resources() -> list[Resource]:

@@ -27,12 +27,12 @@ from kapi.apimachinery.field_errors import (
 )
 from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.unstructured import Object
+from kapi.apis.core_v1 import core_resource
 from kapi.apis.core_v1_resource_names import go_string_slice, validate_quantity_value
 from kapi.apis.generated.core_v1 import Node
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
-from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
-from kapi.version import Version
+from kapi.runtime.scheme import Resource
 
 #: In the order upstream's message lists them (not sorted).
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -380,18 +380,13 @@ COLUMNS = (
 def resources() -> list[Resource]:
     """The core/v1 Node resource (cluster-scoped)."""
     return [
-        Resource(
-            group="",
-            kind="Node",
-            plural="nodes",
-            singular="node",
+        core_resource(
+            "Node",
+            "nodes",
+            Node,
+            NodeStrategy(),
+            default_node,
             namespaced=False,
-            versions={
-                "v1": ResourceVersion("v1", Node, Lifecycle(introduced=Version(1, 0)), default_node)
-            },
-            hub_version="v1",
-            storage_version="v1",
-            strategy=NodeStrategy(),
             short_names=("no",),
             subresources=("status",),
             storage_resource="minions",  # upstream's etcd key, from the API's earliest days

@@ -37,13 +37,13 @@ from kapi.apimachinery.field_errors import (
 from kapi.apimachinery.quantity import Quantity, QuantityError, unmarshal_json
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_pod_validation as pod_validation
+from kapi.apis.core_v1 import core_resource
 from kapi.apis.core_v1_pod_defaults import round_up_to_milli
 from kapi.apis.generated.core_v1 import PersistentVolume, PersistentVolumeClaim
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
 from kapi.runtime.objects import now_rfc3339
-from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
-from kapi.version import Version
+from kapi.runtime.scheme import Resource
 
 PV_PROTECTION_FINALIZER = "kubernetes.io/pv-protection"
 PVC_PROTECTION_FINALIZER = "kubernetes.io/pvc-protection"
@@ -769,44 +769,23 @@ PVC_COLUMNS = (
 def resources() -> list[Resource]:
     """The core/v1 PersistentVolume and PersistentVolumeClaim resources."""
     return [
-        Resource(
-            group="",
-            kind="PersistentVolume",
-            plural="persistentvolumes",
-            singular="persistentvolume",
+        core_resource(
+            "PersistentVolume",
+            "persistentvolumes",
+            PersistentVolume,
+            PersistentVolumeStrategy(),
+            default_persistent_volume,
             namespaced=False,
-            versions={
-                "v1": ResourceVersion(
-                    "v1",
-                    PersistentVolume,
-                    Lifecycle(introduced=Version(1, 0)),
-                    default_persistent_volume,
-                )
-            },
-            hub_version="v1",
-            storage_version="v1",
-            strategy=PersistentVolumeStrategy(),
             short_names=("pv",),
             subresources=("status",),
             columns=PV_COLUMNS,
         ),
-        Resource(
-            group="",
-            kind="PersistentVolumeClaim",
-            plural="persistentvolumeclaims",
-            singular="persistentvolumeclaim",
-            namespaced=True,
-            versions={
-                "v1": ResourceVersion(
-                    "v1",
-                    PersistentVolumeClaim,
-                    Lifecycle(introduced=Version(1, 0)),
-                    default_persistent_volume_claim,
-                )
-            },
-            hub_version="v1",
-            storage_version="v1",
-            strategy=PersistentVolumeClaimStrategy(),
+        core_resource(
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            PersistentVolumeClaim,
+            PersistentVolumeClaimStrategy(),
+            default_persistent_volume_claim,
             short_names=("pvc",),
             subresources=("status",),
             columns=PVC_COLUMNS,

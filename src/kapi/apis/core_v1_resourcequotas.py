@@ -32,6 +32,7 @@ from kapi.apimachinery.field_errors import (
 from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.quantity import Quantity
 from kapi.apimachinery.unstructured import Object
+from kapi.apis.core_v1 import core_resource
 from kapi.apis.core_v1_pod_validation import is_overcommit_allowed
 from kapi.apis.core_v1_resource_names import (
     go_quantity,
@@ -47,8 +48,7 @@ from kapi.apis.core_v1_resource_names import (
 from kapi.apis.generated.core_v1 import LimitRange, ResourceQuota
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, DEFAULT_COLUMNS, NAME, Column
-from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion
-from kapi.version import Version
+from kapi.runtime.scheme import Resource
 
 # --- ResourceQuota --------------------------------------------------------------------------------
 
@@ -424,55 +424,50 @@ def _compare_limits(
         default = found["default"].get(name)
         request = found["defaultRequest"].get(name)
         ratio = found["maxLimitRequestRatio"].get(name)
-        if low is not None and high is not None and low.amount > high.amount:
-            errs.append(
-                invalid(
-                    idx.child("min").key(name),
-                    go_quantity(low),
-                    f"min value {low} is greater than max value {high}",
-                )
-            )
-        if request is not None and low is not None and low.amount > request.amount:
-            errs.append(
-                invalid(
-                    idx.child("defaultRequest").key(name),
-                    go_quantity(request),
-                    f"min value {low} is greater than default request value {request}",
-                )
-            )
-        if request is not None and high is not None and request.amount > high.amount:
-            errs.append(
-                invalid(
-                    idx.child("defaultRequest").key(name),
-                    go_quantity(request),
-                    f"default request value {request} is greater than max value {high}",
-                )
-            )
-        if request is not None and default is not None and request.amount > default.amount:
-            errs.append(
-                invalid(
-                    idx.child("defaultRequest").key(name),
-                    go_quantity(request),
-                    f"default request value {request} is greater than default limit value "
-                    f"{default}",
-                )
-            )
-        if default is not None and low is not None and low.amount > default.amount:
-            errs.append(
-                invalid(
-                    idx.child("default").key(name),
-                    go_quantity(low),
-                    f"min value {low} is greater than default value {default}",
-                )
-            )
-        if default is not None and high is not None and default.amount > high.amount:
-            errs.append(
-                invalid(
-                    idx.child("default").key(name),
-                    go_quantity(high),
-                    f"default value {default} is greater than max value {high}",
-                )
-            )
+        # Pairs that must be in order: (lower, higher, the field blamed, whether the lower
+        # value is the one shown, the message).
+        orderings = (
+            (low, high, "min", True, f"min value {low} is greater than max value {high}"),
+            (
+                low,
+                request,
+                "defaultRequest",
+                False,
+                f"min value {low} is greater than default request value {request}",
+            ),
+            (
+                request,
+                high,
+                "defaultRequest",
+                True,
+                f"default request value {request} is greater than max value {high}",
+            ),
+            (
+                request,
+                default,
+                "defaultRequest",
+                True,
+                f"default request value {request} is greater than default limit value {default}",
+            ),
+            (
+                low,
+                default,
+                "default",
+                True,
+                f"min value {low} is greater than default value {default}",
+            ),
+            (
+                default,
+                high,
+                "default",
+                False,
+                f"default value {default} is greater than max value {high}",
+            ),
+        )
+        for lower, higher, blamed, lower_shown, message in orderings:
+            if lower is not None and higher is not None and lower.amount > higher.amount:
+                shown = lower if lower_shown else higher
+                errs.append(invalid(idx.child(blamed).key(name), go_quantity(shown), message))
         if ratio is not None and ratio.amount < 1:
             errs.append(
                 invalid(
@@ -560,36 +555,21 @@ class LimitRangeStrategy(Strategy):
 def resources() -> list[Resource]:
     """The core/v1 ResourceQuota and LimitRange resources."""
     return [
-        Resource(
-            group="",
-            kind="ResourceQuota",
-            plural="resourcequotas",
-            singular="resourcequota",
-            namespaced=True,
-            versions={
-                "v1": ResourceVersion("v1", ResourceQuota, Lifecycle(introduced=Version(1, 0)))
-            },
-            hub_version="v1",
-            storage_version="v1",
-            strategy=ResourceQuotaStrategy(),
+        core_resource(
+            "ResourceQuota",
+            "resourcequotas",
+            ResourceQuota,
+            ResourceQuotaStrategy(),
             short_names=("quota",),
             subresources=("status",),
             columns=QUOTA_COLUMNS,
         ),
-        Resource(
-            group="",
-            kind="LimitRange",
-            plural="limitranges",
-            singular="limitrange",
-            namespaced=True,
-            versions={
-                "v1": ResourceVersion(
-                    "v1", LimitRange, Lifecycle(introduced=Version(1, 0)), default_limit_range
-                )
-            },
-            hub_version="v1",
-            storage_version="v1",
-            strategy=LimitRangeStrategy(),
+        core_resource(
+            "LimitRange",
+            "limitranges",
+            LimitRange,
+            LimitRangeStrategy(),
+            default_limit_range,
             short_names=("limits",),
             columns=DEFAULT_COLUMNS,
         ),
