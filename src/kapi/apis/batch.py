@@ -26,7 +26,7 @@ from kapi.runtime.scheme import (
     Object,
     Resource,
     ResourceVersion,
-    renamed_hub,
+    renamed_version,
 )
 from kapi.version import Version
 
@@ -277,7 +277,7 @@ def resources() -> list[Resource]:
                 "v1": ResourceVersion(
                     "v1", CronJobV1, Lifecycle(introduced=Version(1, 21)), default_cronjob
                 ),
-                "v1beta1": ResourceVersion(
+                "v1beta1": renamed_version(
                     "v1beta1",
                     CronJobV1beta1,
                     Lifecycle(
@@ -287,9 +287,6 @@ def resources() -> list[Resource]:
                         replacement=GroupVersionKind("batch", "v1", "CronJob"),
                     ),
                     default_cronjob,
-                    to_hub=dict,
-                    from_hub=dict,
-                    reads_as_hub=renamed_hub,
                 ),
             },
             hub_version="v1",

@@ -49,7 +49,13 @@ from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column, short_duration
 from kapi.request import current as current_request
 from kapi.runtime.objects import deep_copy, now_rfc3339
-from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Resource, ResourceVersion, renamed_hub
+from kapi.runtime.scheme import (
+    GroupVersionKind,
+    Lifecycle,
+    Resource,
+    ResourceVersion,
+    renamed_version,
+)
 from kapi.version import Version
 
 GROUP = "certificates.k8s.io"
@@ -601,7 +607,7 @@ def resources() -> list[Resource]:
                     certificates_v1.CertificateSigningRequest,
                     Lifecycle(introduced=Version(1, 19)),
                 ),
-                "v1beta1": ResourceVersion(
+                "v1beta1": renamed_version(
                     "v1beta1",
                     certificates_v1beta1.CertificateSigningRequest,
                     Lifecycle(
@@ -611,9 +617,6 @@ def resources() -> list[Resource]:
                         replacement=GroupVersionKind(GROUP, HUB, "CertificateSigningRequest"),
                     ),
                     default_v1beta1,
-                    to_hub=dict,
-                    from_hub=dict,
-                    reads_as_hub=renamed_hub,
                 ),
             },
             hub_version=HUB,

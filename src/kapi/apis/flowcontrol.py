@@ -57,7 +57,7 @@ from kapi.runtime.scheme import (
     Lifecycle,
     Resource,
     ResourceVersion,
-    renamed_hub,
+    renamed_version,
 )
 from kapi.version import Version
 
@@ -774,14 +774,11 @@ def _flow_schema_version(version: str) -> ResourceVersion:
         return ResourceVersion(
             version, schema, _lifecycle(version, "FlowSchema"), default_flow_schema
         )
-    return ResourceVersion(
+    return renamed_version(
         version,
         schema,
         _lifecycle(version, "FlowSchema"),
         default_flow_schema,
-        to_hub=dict,
-        from_hub=dict,
-        reads_as_hub=renamed_hub,
     )
 
 

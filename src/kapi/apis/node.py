@@ -18,7 +18,7 @@ from kapi.apis.core_v1_pod_validation import validate_resource_requirements, val
 from kapi.apis.generated import node_v1, node_v1beta1
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
-from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion, renamed_hub
+from kapi.runtime.scheme import Lifecycle, Resource, ResourceVersion, renamed_version
 from kapi.version import Version
 
 GROUP = "node.k8s.io"
@@ -89,7 +89,7 @@ def resources() -> list[Resource]:
                 HUB: ResourceVersion(
                     HUB, node_v1.RuntimeClass, Lifecycle(introduced=Version(1, 20))
                 ),
-                "v1beta1": ResourceVersion(
+                "v1beta1": renamed_version(
                     "v1beta1",
                     node_v1beta1.RuntimeClass,
                     Lifecycle(
@@ -98,9 +98,6 @@ def resources() -> list[Resource]:
                         removed=Version(1, 25),
                         # Its lifecycle tags name no replacement, so upstream's warning names none.
                     ),
-                    to_hub=dict,
-                    from_hub=dict,
-                    reads_as_hub=renamed_hub,
                 ),
             },
             hub_version=HUB,

@@ -40,7 +40,7 @@ from kapi.runtime.scheme import (
     Lifecycle,
     Resource,
     ResourceVersion,
-    renamed_hub,
+    renamed_version,
 )
 from kapi.version import Version
 
@@ -76,14 +76,11 @@ def _resource(
         namespaced=namespaced,
         versions={
             HUB: ResourceVersion(HUB, v1, Lifecycle(introduced=Version(1, 8)), defaulter),
-            "v1beta1": ResourceVersion(
+            "v1beta1": renamed_version(
                 "v1beta1",
                 v1beta1,
                 _beta_lifecycle(kind),
                 defaulter,
-                to_hub=dict,
-                from_hub=dict,
-                reads_as_hub=renamed_hub,
             ),
             "v1alpha1": ResourceVersion(
                 "v1alpha1",

@@ -22,7 +22,13 @@ from kapi.apimachinery.unstructured import Object
 from kapi.apis.generated import scheduling_v1, scheduling_v1beta1
 from kapi.registry.strategy import Strategy
 from kapi.registry.tables import AGE, NAME, Column
-from kapi.runtime.scheme import GroupVersionKind, Lifecycle, Resource, ResourceVersion, renamed_hub
+from kapi.runtime.scheme import (
+    GroupVersionKind,
+    Lifecycle,
+    Resource,
+    ResourceVersion,
+    renamed_version,
+)
 from kapi.version import Version
 
 GROUP = "scheduling.k8s.io"
@@ -203,7 +209,7 @@ def resources() -> list[Resource]:
                     Lifecycle(introduced=Version(1, 14)),
                     default_priority_class,
                 ),
-                "v1beta1": ResourceVersion(
+                "v1beta1": renamed_version(
                     "v1beta1",
                     scheduling_v1beta1.PriorityClass,
                     Lifecycle(
@@ -213,9 +219,6 @@ def resources() -> list[Resource]:
                         replacement=GroupVersionKind(GROUP, HUB, "PriorityClass"),
                     ),
                     default_priority_class,
-                    to_hub=dict,
-                    from_hub=dict,
-                    reads_as_hub=renamed_hub,
                 ),
             },
             hub_version=HUB,

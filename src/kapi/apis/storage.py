@@ -27,7 +27,7 @@ from kapi.runtime.scheme import (
     Lifecycle,
     Resource,
     ResourceVersion,
-    renamed_hub,
+    renamed_version,
 )
 from kapi.version import Version
 
@@ -59,7 +59,7 @@ def _resource(
         namespaced=namespaced,
         versions={
             HUB: ResourceVersion(HUB, v1, Lifecycle(introduced=v1_since), defaulter),
-            "v1beta1": ResourceVersion(
+            "v1beta1": renamed_version(
                 "v1beta1",
                 v1beta1,
                 Lifecycle(
@@ -69,9 +69,6 @@ def _resource(
                     replacement=GroupVersionKind(GROUP, HUB, kind),
                 ),
                 defaulter,
-                to_hub=dict,
-                from_hub=dict,
-                reads_as_hub=renamed_hub,
             ),
         },
         hub_version=HUB,

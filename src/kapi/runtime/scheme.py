@@ -158,6 +158,22 @@ class ResourceVersion:
     field_labels: tuple[str, ...] | None = None
 
 
+def renamed_version(
+    version: str, schema: Struct, lifecycle: Lifecycle, defaulter: Defaulter | None = None
+) -> ResourceVersion:
+    """A version whose objects are the hub's fields under another apiVersion (the betas
+    of most groups): converted by a copy, and read straight from the hub's bytes."""
+    return ResourceVersion(
+        version,
+        schema,
+        lifecycle,
+        defaulter,
+        to_hub=dict,
+        from_hub=dict,
+        reads_as_hub=renamed_hub,
+    )
+
+
 @dataclass
 class Resource:
     """A REST resource and everything the server needs to serve it."""
