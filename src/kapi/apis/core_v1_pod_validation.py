@@ -43,6 +43,13 @@ from kapi.apimachinery.field_errors import (
 from kapi.apimachinery.gotext import OrderedStruct
 from kapi.apimachinery.quantity import Quantity, QuantityError, unmarshal_json
 from kapi.apimachinery.unstructured import Object
+from kapi.apis.core_v1_resource_names import (
+    HUGEPAGES_PREFIX,
+    is_huge_page_resource_name,
+    is_integer_resource_name,
+    is_overcommit_allowed,
+    validate_container_resource_name,
+)
 
 # --- options ---------------------------------------------------------------------------------
 
@@ -193,89 +200,7 @@ def _int_or_none(value: Any) -> int | None:
 
 # --- resource names and quantities (pkg/apis/core/helper) --------------------------------------
 
-_STANDARD_RESOURCES: Final = frozenset(
-    {
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "resourcequotas",
-        "services",
-        "replicationcontrollers",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "storage",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    }
-)
-_STANDARD_CONTAINER_RESOURCES: Final = frozenset({"cpu", "memory", "ephemeral-storage"})
-_INTEGER_RESOURCES: Final = frozenset(
-    {
-        "pods",
-        "resourcequotas",
-        "services",
-        "replicationcontrollers",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "services.nodeports",
-        "services.loadbalancers",
-    }
-)
 _QOS_COMPUTE_RESOURCES: Final = frozenset({"cpu", "memory"})
-_HUGEPAGES_PREFIX: Final = "hugepages-"
-
-
-def is_huge_page_resource_name(name: str) -> bool:
-    return name.startswith(_HUGEPAGES_PREFIX)
-
-
-def is_native_resource(name: str) -> bool:
-    return "/" not in name or "kubernetes.io/" in name
-
-
-def is_extended_resource_name(name: str) -> bool:
-    if is_native_resource(name) or name.startswith("requests."):
-        return False
-    return not validation.is_qualified_name("requests." + name)
-
-
-def is_overcommit_allowed(name: str) -> bool:
-    return is_native_resource(name) and not is_huge_page_resource_name(name)
-
-
-def _is_standard_resource_name(name: str) -> bool:
-    return (
-        name in _STANDARD_RESOURCES
-        or name.startswith(_HUGEPAGES_PREFIX)
-        or name.startswith("requests." + _HUGEPAGES_PREFIX)
-    )
-
-
-def _resource_name_errors(name: str, path: Path) -> list[FieldError]:
-    """``validateResourceName`` then ``validateContainerResourceName``.
-
-    ``core.ResourceName`` prints with its ``String()``: unquoted.
-    """
-    bad = GoSyntax(name)
-    errs = [invalid(path, name, m) for m in validation.is_qualified_name(name)]
-    if not errs and "/" not in name and not _is_standard_resource_name(name):
-        errs.append(invalid(path, bad, "must be a standard resource type or fully qualified"))
-    if "/" not in name:
-        if name not in _STANDARD_CONTAINER_RESOURCES and not is_huge_page_resource_name(name):
-            errs.append(invalid(path, bad, "must be a standard resource for containers"))
-    elif not is_native_resource(name) and not is_extended_resource_name(name):
-        errs.append(invalid(path, bad, "doesn't follow extended resource name standard"))
-    return errs
 
 
 def _quantity(value: Any, path: Path, errs: list[FieldError]) -> Quantity | None:
@@ -292,7 +217,7 @@ def _validate_resource_quantity(name: str, q: Quantity, path: Path, errs: list[F
     """``ValidateResourceQuantityValue``: not negative; whole for integer resources."""
     if q.amount < 0:
         errs.append(invalid(path, str(q), validation.IS_NEGATIVE_ERROR_MSG))
-    is_integer = name in _INTEGER_RESOURCES or is_extended_resource_name(name)
+    is_integer = is_integer_resource_name(name)
     milli = (q.amount * 1000).to_integral_value(rounding=ROUND_CEILING)  # MilliValue rounds up
     if is_integer and milli % 1000 != 0:
         # A Quantity prints with its String(): unquoted.
@@ -302,7 +227,7 @@ def _validate_resource_quantity(name: str, q: Quantity, path: Path, errs: list[F
 def _huge_page_value_error(name: str, q: Quantity) -> str | None:
     """``IsHugePageResourceValueDivisible``: a positive multiple of the page size."""
     try:
-        page = unmarshal_json(name[len(_HUGEPAGES_PREFIX) :])
+        page = unmarshal_json(name[len(HUGEPAGES_PREFIX) :])
     except QuantityError:
         page = None
     if page is not None and page.amount > 0 and q.amount >= 0:
@@ -325,7 +250,7 @@ def validate_resource_requirements(
     lim_has_huge_pages = lim_has_compute = req_has_huge_pages = req_has_compute = False
     for name, value in _obj(req.get("limits")).items():
         key_path = lim_path.key(name)
-        errs += _resource_name_errors(name, key_path)
+        errs += validate_container_resource_name(name, key_path)
         q = _quantity(value, key_path, errs)
         if q is None:
             continue
@@ -337,7 +262,7 @@ def validate_resource_requirements(
             lim_has_compute = True
     for name, value in _obj(req.get("requests")).items():
         key_path = req_path.key(name)
-        errs += _resource_name_errors(name, key_path)
+        errs += validate_container_resource_name(name, key_path)
         q = _quantity(value, key_path, errs)
         if q is None:
             continue

@@ -17,11 +17,6 @@ from kapi.apimachinery import validation
 from kapi.apimachinery.field_errors import FieldError, GoSyntax, Path, invalid
 from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.quantity import Format, Quantity, QuantityError, unmarshal_json
-from kapi.apis.core_v1_pod_validation import (
-    is_extended_resource_name,
-    is_huge_page_resource_name,
-    is_native_resource,
-)
 
 IS_NOT_INTEGER: Final = "must be an integer"
 INVALID_QUOTA_RESOURCE: Final = "must be a standard resource for quota"
@@ -60,9 +55,33 @@ STANDARD_CONTAINER_RESOURCES: Final = frozenset(_COMPUTE)
 INTEGER_RESOURCES: Final = frozenset(_OBJECT_COUNTS)
 
 
+HUGEPAGES_PREFIX: Final = "hugepages-"
+
+
+def is_huge_page_resource_name(name: str) -> bool:
+    return name.startswith(HUGEPAGES_PREFIX)
+
+
+def is_native_resource(name: str) -> bool:
+    """A name without a domain, or in ``kubernetes.io``: Kubernetes' own resources."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """A domain-qualified resource outside ``kubernetes.io`` (``example.com/gpu``)."""
+    if is_native_resource(name) or name.startswith("requests."):
+        return False
+    return not validation.is_qualified_name("requests." + name)
+
+
+def is_overcommit_allowed(name: str) -> bool:
+    """Whether limits may exceed requests: for native resources other than huge pages."""
+    return is_native_resource(name) and not is_huge_page_resource_name(name)
+
+
 def is_quota_huge_page_resource_name(name: str) -> bool:
     """``IsQuotaHugePageResourceName``: ``hugepages-*`` or ``requests.hugepages-*``."""
-    return name.startswith("hugepages-") or name.startswith("requests.hugepages-")
+    return name.startswith(HUGEPAGES_PREFIX) or name.startswith("requests." + HUGEPAGES_PREFIX)
 
 
 def is_standard_resource_name(name: str) -> bool:

@@ -33,10 +33,10 @@ from kapi.apimachinery.gotext import go_quote
 from kapi.apimachinery.quantity import Quantity
 from kapi.apimachinery.unstructured import Object
 from kapi.apis.core_v1 import core_resource
-from kapi.apis.core_v1_pod_validation import is_overcommit_allowed
 from kapi.apis.core_v1_resource_names import (
     go_quantity,
     go_string_slice,
+    is_overcommit_allowed,
     is_standard_quota_resource_name,
     milli_value,
     quantity_of,
