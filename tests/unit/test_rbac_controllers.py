@@ -29,7 +29,7 @@ def test_two_servers_bootstrap_and_aggregate_once(tmp_path: Path) -> None:
         servers = [ClusterRoleAggregationController(roles) for _ in range(2)]
         for _ in range(3):  # edit takes view's rules, admin edit's: a few passes settle it
             for controller in servers:
-                await controller.replace((await roles.list(None, EVERYTHING)).items)
+                await controller.roles.replace((await roles.list(None, EVERYTHING)).items)
                 await controller.sync()
         settled = (await roles.list(None, EVERYTHING)).items
         by_name = {o["metadata"]["name"]: o for o in settled}
@@ -39,7 +39,7 @@ def test_two_servers_bootstrap_and_aggregate_once(tmp_path: Path) -> None:
             view_rules
         )
         for controller in servers:
-            await controller.replace(settled)
+            await controller.roles.replace(settled)
             await controller.sync()
         assert _versions((await roles.list(None, EVERYTHING)).items) == _versions(settled)
 
@@ -67,7 +67,7 @@ def test_a_role_whose_selector_no_longer_parses_does_not_hold_up_the_others(
             },
         }
         controller = ClusterRoleAggregationController(roles)
-        await controller.replace([broken, *(await roles.list(None, EVERYTHING)).items])
+        await controller.roles.replace([broken, *(await roles.list(None, EVERYTHING)).items])
         await controller.sync()
         assert (await roles.get(None, "good"))["rules"] == [rule]
 

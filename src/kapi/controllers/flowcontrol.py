@@ -36,9 +36,9 @@ from kapi.apis.flowcontrol_bootstrap import (
     SUGGESTED_FLOW_SCHEMAS,
     SUGGESTED_PRIORITY_LEVELS,
 )
-from kapi.registry.informer import Backoff, reflect
+from kapi.registry.informer import Backoff, Informer
 from kapi.registry.predicate import SelectionPredicate
-from kapi.registry.store import Store, WatchEvent
+from kapi.registry.store import Store
 from kapi.runtime.objects import deep_copy, now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -240,28 +240,6 @@ def dangling_condition(schema: Object, levels: set[str]) -> tuple[str, str, str]
     return "True", "NotFound", named + " but there is no such object"
 
 
-class _Names:
-    """A reflection of one store's objects, by name, that signals each change."""
-
-    def __init__(self, changed: asyncio.Event) -> None:
-        self.objects: dict[str, Object] = {}
-        self.changed = changed
-        self.synced = False
-
-    async def replace(self, objects: list[Object]) -> None:
-        self.objects = {o["metadata"]["name"]: o for o in objects}
-        self.synced = True
-        self.changed.set()
-
-    async def apply(self, event: WatchEvent) -> None:
-        name = event.object["metadata"]["name"]
-        if event.type == "DELETED":
-            self.objects.pop(name, None)
-        else:
-            self.objects[name] = event.object
-        self.changed.set()
-
-
 class DanglingConditionController:
     """The status part of upstream's APF configuration controller: each FlowSchema's
     ``Dangling`` condition says whether the priority level it names exists (the mandatory
@@ -271,14 +249,14 @@ class DanglingConditionController:
         self.flow_schemas = flow_schemas
         self.priority_levels = priority_levels
         self._changed = asyncio.Event()
-        self._schemas = _Names(self._changed)
-        self._levels = _Names(self._changed)
+        self._schemas = Informer(lambda _: self._changed.set())
+        self._levels = Informer(lambda _: self._changed.set())
 
     async def run(self) -> None:
         """Follow both kinds and sync after each change, until cancelled."""
         tasks = [
-            asyncio.create_task(reflect(self.flow_schemas, self._schemas)),
-            asyncio.create_task(reflect(self.priority_levels, self._levels)),
+            asyncio.create_task(self._schemas.run(self.flow_schemas)),
+            asyncio.create_task(self._levels.run(self.priority_levels)),
         ]
         backoff = Backoff(initial=0.2)
         try:

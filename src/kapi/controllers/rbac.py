@@ -34,8 +34,8 @@ from kapi.apis.rbac_bootstrap import (
     reconcile,
     same_rules,
 )
-from kapi.registry.informer import Backoff, reflect
-from kapi.registry.store import Store, WatchEvent
+from kapi.registry.informer import Backoff, Informer
+from kapi.registry.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -102,28 +102,17 @@ class ClusterRoleAggregationController:
 
     def __init__(self, cluster_roles_store: Store) -> None:
         self.store = cluster_roles_store
-        self._roles: dict[str, Object] = {}
         self._dirty = asyncio.Event()
+        #: The ClusterRoles as storage holds them; every change marks the roles for a sync.
+        self.roles = Informer(lambda _: self._dirty.set())
 
     async def run(self) -> None:
         """Follow the ClusterRoles in storage and sync after each change, until cancelled."""
         worker = asyncio.create_task(self._work())
         try:
-            await reflect(self.store, self)
+            await self.roles.run(self.store)
         finally:
             worker.cancel()
-
-    async def replace(self, objects: list[Object]) -> None:
-        self._roles = {o["metadata"]["name"]: o for o in objects}
-        self._dirty.set()
-
-    async def apply(self, event: WatchEvent) -> None:
-        name = event.object["metadata"]["name"]
-        if event.type == "DELETED":
-            self._roles.pop(name, None)
-        else:
-            self._roles[name] = event.object
-        self._dirty.set()
 
     async def _work(self) -> None:
         """Like upstream, any change re-examines every aggregating role (they are few)."""
@@ -143,7 +132,7 @@ class ClusterRoleAggregationController:
 
     async def sync(self) -> None:
         """Write the rules every aggregating role should hold, where they differ."""
-        roles = list(self._roles.values())
+        roles = list(self.roles.objects.values())
         for role in roles:
             if role.get("aggregationRule") is None:
                 continue

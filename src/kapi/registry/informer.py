@@ -121,6 +121,13 @@ class Informer:
     def __init__(self, on_change: Callable[[Mapping[str, Object]], None] | None = None) -> None:
         self._objects: dict[str, Object] = {}
         self._on_change = on_change
+        #: Whether a first list has arrived: until then an empty cache says nothing.
+        self.synced = False
+
+    @property
+    def objects(self) -> Mapping[str, Object]:
+        """The cached objects, by ``namespace/name`` (``name`` when cluster-scoped)."""
+        return self._objects
 
     def get(self, namespace: str | None, name: str) -> Object | None:
         """The cached object, or ``None`` when the cache does not (yet) hold it."""
@@ -132,6 +139,7 @@ class Informer:
 
     async def replace(self, objects: list[Object]) -> None:
         self._objects = {_key(obj): obj for obj in objects}
+        self.synced = True
         self._changed()
 
     async def apply(self, event: WatchEvent) -> None:
