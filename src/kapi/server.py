@@ -117,6 +117,9 @@ class ServerConfig:
     emulated_version: Version = kversion.DEFAULT_VERSION
     #: SQLite ``synchronous``: NORMAL survives a process crash, FULL also a power loss.
     sqlite_synchronous: str = "NORMAL"
+    #: Open the SQLite file as one of several processes using it (``--workers``)
+    #: rather than as its only owner.
+    sqlite_shared: bool = False
     #: How often a quiet watch with ``allowWatchBookmarks`` gets a BOOKMARK (seconds).
     bookmark_interval: float = 60.0
     #: Compact storage history older than this many seconds, every this many seconds
@@ -373,7 +376,11 @@ class APIServer:
         """
         config = self.config
         if not config.etcd_servers:
-            return SQLiteStorage(config.data_dir / "kapi.db", synchronous=config.sqlite_synchronous)
+            return SQLiteStorage(
+                config.data_dir / "kapi.db",
+                synchronous=config.sqlite_synchronous,
+                shared=config.sqlite_shared,
+            )
         # Imported here: a server on SQLite never loads the etcd client (grpc).
         from kapi.storage.etcd import EtcdStorage
 

@@ -1,22 +1,24 @@
-"""``kapi serve --workers 2``: two server processes behind one port, on one etcd.
+"""``kapi serve --workers 2``: two server processes behind one port, on one store.
 
 The parent supervises; each worker is a full API server with an identity of
-its own, listening on the same port with SO_REUSEPORT.
+its own, listening on the same port with SO_REUSEPORT.  Every test runs with
+the workers on a real etcd and on the embedded SQLite file, which they then
+open shared.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.conftest import KapiServer
+from tests.conftest import KapiServer, start_server
 from tests.helpers.ha import (
     LISTEN,
     Cluster,
@@ -34,15 +36,19 @@ IDENTITY_LABEL = "apiserver.kubernetes.io/identity=kube-apiserver"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 
 
-@pytest.fixture
-def ha(tmp_path: Path) -> Iterator[Cluster]:
-    with cluster(tmp_path) as started:
-        yield started
-
-
-@pytest.fixture
-def workers(ha: Cluster) -> KapiServer:
-    return ha.start("w", "--workers", "2")
+@pytest.fixture(params=["etcd", "sqlite"])
+def workers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KapiServer]:
+    """``kapi serve --workers 2`` on its own etcd, or on a SQLite file of its own."""
+    if request.param == "etcd":
+        ha: Cluster
+        with cluster(tmp_path) as ha:
+            yield ha.start("w", "--workers", "2")
+        return
+    server = start_server(tmp_path / "w", "--workers", "2", "--identity-hostname=kapi-w")
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def port_of(server: KapiServer) -> int:
@@ -61,7 +67,7 @@ def two_workers(server: KapiServer) -> list[int]:
     return eventually(serving, what="two workers listening")
 
 
-def test_both_workers_serve_one_port(ha: Cluster, workers: KapiServer, tmp_path: Path) -> None:
+def test_both_workers_serve_one_port(workers: KapiServer, tmp_path: Path) -> None:
     pids = two_workers(workers)
     # Each worker is an API server of its own: one identity lease each, named after
     # its host name (kapi-w-0, kapi-w-1).
@@ -125,30 +131,45 @@ def test_a_dead_worker_leaves_the_other_serving(workers: KapiServer) -> None:
     assert workers.stop(signal.SIGTERM) == 1
 
 
-def test_workers_need_etcd(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kapi",
-            "serve",
-            "--workers",
-            "2",
-            "--port",
-            "0",
-            "--data-dir",
-            str(tmp_path / "data"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 2
-    assert result.stderr.splitlines()[-1] == (
-        "kapi: error: --workers > 1 requires --etcd-servers: the embedded SQLite store "
-        "belongs to one process, the workers must share an etcd"
-    )
+def test_a_watch_on_one_worker_sees_a_write_made_on_the_other(workers: KapiServer) -> None:
+    pids = two_workers(workers)
+    port = port_of(workers)
+    path = "/api/v1/namespaces/default/configmaps"
+    with (
+        httpx.Client(base_url=workers.url, timeout=30) as http,
+        http.stream("GET", path, params={"watch": "true"}) as watch,
+    ):
+        # The worker holding the watch's connection, then a connection to the other one.
+        def watching() -> list[int]:
+            return [pid for pid in pids if sockets(pid, port) == 1]
+
+        (watcher,) = eventually(watching, what="the watch connection on one worker")
+        (other,) = (pid for pid in pids if pid != watcher)
+        held: list[socket.socket] = []
+        try:
+
+            def on_the_other() -> socket.socket | None:
+                held.append(raw_connection(workers.url))
+                return held[-1] if sockets(other, port) else None
+
+            sock = eventually(on_the_other, what="a connection on the other worker", interval=0)
+            assert sock is not None  # for the type checker: eventually returns a truthy value
+            body = json.dumps(configmap("from-the-other", k="v")).encode()
+            head = (
+                f"POST {path} HTTP/1.1\r\nHost: kapi\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            )
+            sock.sendall(head.encode() + body)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 201 "), "create on the other worker"
+        finally:
+            for held_sock in held:
+                held_sock.close()
+        for line in watch.iter_lines():
+            event = json.loads(line)
+            if event["object"]["metadata"]["name"] == "from-the-other":
+                assert event["type"] == "ADDED"
+                assert event["object"]["data"] == {"k": "v"}
+                break
 
 
 def test_workers_stop_when_the_parent_is_sigkilled(workers: KapiServer) -> None:

@@ -1,4 +1,5 @@
-"""The Storage contract, run on every backend: SQLite and a real etcd.
+"""The Storage contract, run on every backend: SQLite (owned, and shared as
+``kapi serve --workers`` opens it) and a real etcd.
 
 Each test gets a fresh store: a new SQLite file, or on etcd (one server per
 module) a key prefix of its own.  Revisions are asserted relative to the
@@ -53,13 +54,14 @@ def etcd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer
     server.close()
 
 
-@pytest.fixture(params=["sqlite", "etcd"])
+@pytest.fixture(params=["sqlite", "sqlite-shared", "etcd"])
 def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     """Opens the test's store (again, for a second run over the same data)."""
-    if request.param == "sqlite":
+    if request.param.startswith("sqlite"):
+        shared = request.param == "sqlite-shared"
 
         async def open_sqlite() -> Storage:
-            return SQLiteStorage.open(tmp_path / "kapi.db")
+            return SQLiteStorage.open(tmp_path / "kapi.db", shared=shared)
 
         return open_sqlite
     server: EtcdServer = request.getfixturevalue("etcd_server")

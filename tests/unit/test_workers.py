@@ -45,11 +45,6 @@ def test_a_workers_flags_override_the_parents() -> None:
     [
         (["--workers", "0"], "--workers must be at least 1, got 0"),
         (
-            ["--workers", "2"],
-            "--workers > 1 requires --etcd-servers: the embedded SQLite store belongs to one "
-            "process, the workers must share an etcd",
-        ),
-        (
             ["--workers", "2", "--etcd-servers=http://e:2379", "--audit-log-path=/tmp/a.log"],
             "--workers > 1 cannot write one --audit-log-path file from several processes (its "
             "rotation is per process); use '-' or one worker",

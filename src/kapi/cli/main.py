@@ -240,7 +240,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=1,
         help="kapi-specific: serve from this many processes sharing the port (SO_REUSEPORT) "
-        "and the etcd of --etcd-servers (default 1)",
+        "and the store: the etcd of --etcd-servers, or else the SQLite file in --data-dir "
+        "(default 1)",
     )
     p.add_argument(
         "--storage-versions",
@@ -388,7 +389,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
             load_private_key(Path(args.service_account_signing_key_file).read_bytes())
         except (OSError, ValueError) as exc:
             parser.error(f"--service-account-signing-key-file: {exc}")
-    workers_error = _workers_error(args, etcd_servers)
+    workers_error = _workers_error(args)
     if workers_error:
         parser.error(workers_error)
     port = args.port
@@ -403,6 +404,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list
         feature_gates=gates,
         emulated_version=emulated,
         sqlite_synchronous=args.sqlite_synchronous,
+        sqlite_shared=args.worker_index is not None,
         bookmark_interval=args.watch_bookmark_interval,
         compaction_interval=compaction_interval,
         etcd_servers=etcd_servers,
@@ -472,17 +474,12 @@ def _storage_versions(
     return tuple((group, plural, version) for (group, plural), version in chosen.items())
 
 
-def _workers_error(args: argparse.Namespace, etcd_servers: tuple[str, ...]) -> str:
+def _workers_error(args: argparse.Namespace) -> str:
     """Why ``--workers`` cannot be honoured with the other flags (empty: it can)."""
     if args.workers < 1:
         return f"--workers must be at least 1, got {args.workers}"
     if args.workers == 1:
         return ""
-    if not etcd_servers:
-        return (
-            "--workers > 1 requires --etcd-servers: the embedded SQLite store belongs to "
-            "one process, the workers must share an etcd"
-        )
     if args.audit_log_path not in ("", "-"):
         return (
             "--workers > 1 cannot write one --audit-log-path file from several processes "

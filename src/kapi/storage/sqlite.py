@@ -48,18 +48,42 @@ thread, on one connection.  That is deliberate: no thread hop per request
 the watch fan-out runs right after ``COMMIT`` on the same thread, so watchers
 receive events in revision order with no gaps.  The price is that a slow
 query stalls the loop, which is why every query is an indexed range scan.
-One process owns the file, since the current revision is tracked in memory
-and watchers only hear of writes made through this object: the connection
-uses SQLite's EXCLUSIVE locking mode and takes the write lock when it opens,
-so a second server on the same file fails to open it ("database is locked")
-instead of corrupting the revision sequence.  Exclusive mode also keeps the
-WAL index in process memory instead of shared memory, which makes every
-statement cheaper (about 20% off ``get``).
+
+By default one process owns the file: the connection uses SQLite's EXCLUSIVE
+locking mode and takes the write lock when it opens, so a second server on
+the same file fails to open it ("database is locked") instead of corrupting
+the revision sequence, and the current revision is tracked in memory.
+Exclusive mode also keeps the WAL index in process memory instead of shared
+memory, which makes every statement cheaper (about 20% off ``get``).
+
+``shared=True`` is for the processes of ``kapi serve --workers N``, which
+share one file as several API servers share one etcd.  The file is then
+opened in SQLite's normal locking mode (an exclusive owner and shared users
+keep each other out), and the store keeps nothing in memory that another
+process could make stale:
+
+* a write reads the highest id inside its ``BEGIN IMMEDIATE`` transaction, so
+  the processes take turns on the write lock and the ids they pick still
+  rise in commit order;
+* reads at the current revision, and revision checks, ask the file;
+* every write detaches a lease (one statement more), since another process
+  may have leased the key, and an expiry deletes a key only if its lease is
+  still due when the delete runs;
+* watchers hear of other processes' writes by polling: while a watch is
+  open, the store checks SQLite's ``data_version`` every
+  :data:`SHARED_POLL_INTERVAL` seconds (a read of the shared WAL index, a few
+  microseconds) and, when another connection has committed, reads the new
+  rows in id order and fans them out.  A local write that finds foreign rows
+  before its own delivers them all the same way, so every watcher still sees
+  each event once, in revision order.  ``_revision`` is then the revision up
+  to which events have been fanned out, no longer the file's current one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import math
 import os
 import sqlite3
@@ -79,6 +103,15 @@ from kapi.storage.interface import (
     Watch,
     WatchEvent,
 )
+
+log = logging.getLogger(__name__)
+
+#: How often a shared store looks for other processes' writes while a watch is open
+#: (seconds): the longest such a write waits before its watch event is sent.
+SHARED_POLL_INTERVAL = 0.01
+#: How often, at most, a shared store re-reads the earliest lease, which another
+#: process may have set (seconds).
+_SHARED_LEASE_CHECK_INTERVAL = 1.0
 
 # Run in a write transaction so that opening takes (and, in EXCLUSIVE locking
 # mode, keeps) the write lock even when the tables already exist.
@@ -105,6 +138,9 @@ _SYNCHRONOUS_MODES = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
 
 # The latest row of one key: a covering-index probe plus one row fetch.
 _GET = "SELECT id, deleted, create_revision, value FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1"
+# The highest id: one seek to the end of the table's b-tree.
+_CURRENT = "SELECT MAX(id) FROM kv"
+_COMPACTED = "SELECT value FROM meta WHERE key = 'compacted_revision'"
 _INSERT = (
     "INSERT INTO kv (id, name, created, deleted, create_revision, prev_revision, value,"
     " old_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -113,6 +149,7 @@ _INSERT = (
 _PUT_LEASE = "INSERT OR REPLACE INTO lease (name, expires) VALUES (?, ?)"
 _DROP_LEASE = "DELETE FROM lease WHERE name = ?"
 _EXPIRED = "SELECT name FROM lease WHERE expires <= ? ORDER BY expires, name"
+_DUE = "SELECT 1 FROM lease WHERE name = ? AND expires <= ?"
 _NEXT_EXPIRY = "SELECT MIN(expires) FROM lease"
 
 # Range queries come in two spellings, bounded above ("name < ?") or not (an
@@ -130,10 +167,13 @@ _COUNT = (
 )
 # Watch history: NOT INDEXED makes SQLite walk the rowid range (the events
 # since the watch revision, usually few) rather than every row of the prefix.
+_EVENT_COLUMNS = "id, name, created, deleted, create_revision, prev_revision, value, old_value"
 _HISTORY = (
-    "SELECT id, name, created, deleted, create_revision, prev_revision, value, old_value"
-    " FROM kv NOT INDEXED WHERE id > ? AND name >= ?{end} ORDER BY id"
+    f"SELECT {_EVENT_COLUMNS} FROM kv NOT INDEXED"
+    " WHERE id > ? AND id <= ? AND name >= ?{end} ORDER BY id"
 )
+# A shared store's catch-up: every row since the last one it delivered.
+_SINCE = f"SELECT {_EVENT_COLUMNS} FROM kv WHERE id > ? ORDER BY id"
 
 # Compaction runs over the window of rows written since the last compaction
 # (rows below it were compacted then), so its cost follows the write rate, not
@@ -223,7 +263,16 @@ class SQLiteWatch(Watch):
     iterated at most once, and closed (or the store closed) to be released.
     """
 
-    __slots__ = ("_closed", "_interval", "_start", "_storage", "history", "prefix", "queue")
+    __slots__ = (
+        "_closed",
+        "_error",
+        "_interval",
+        "_start",
+        "_storage",
+        "history",
+        "prefix",
+        "queue",
+    )
 
     def __init__(
         self, storage: SQLiteStorage, prefix: str, revision: int, interval: float | None
@@ -238,6 +287,8 @@ class SQLiteWatch(Watch):
         self._start = revision
         self._interval = interval
         self._closed = False
+        #: Raised by the iteration once the queue is drained: see :meth:`expire`.
+        self._error: ExpiredError | None = None
 
     def __aiter__(self) -> AsyncIterator[WatchEvent]:
         return self._events()
@@ -246,7 +297,7 @@ class SQLiteWatch(Watch):
         history, self.history = self.history, []
         for past in history:
             if self._closed:
-                return
+                break  # to the queue's end marker (and error)
             yield past
         queue = self.queue
         interval = self._interval
@@ -266,6 +317,8 @@ class SQLiteWatch(Watch):
             else:
                 event = await queue.get()
             if event is None or self._closed:
+                if self._error is not None:
+                    raise self._error
                 return
             # Only a watch from a future revision sees events at or below its
             # start (written after it registered); history cannot overlap the
@@ -279,6 +332,11 @@ class SQLiteWatch(Watch):
             self._closed = True
             self.queue.put_nowait(None)
 
+    def expire(self, error: ExpiredError) -> None:
+        """End the iteration with ``error``: events it should have had were compacted."""
+        self._error = error
+        self.end()
+
     async def close(self) -> None:
         self._storage._watchers.discard(self)
         self.end()
@@ -289,33 +347,47 @@ class SQLiteStorage(Storage):
 
     ``synchronous`` is SQLite's pragma: ``"NORMAL"`` (the default) survives a
     process crash and fsyncs once per WAL checkpoint; ``"FULL"`` also survives
-    power loss at the cost of an fsync per commit.
+    power loss at the cost of an fsync per commit.  ``shared``: the file is
+    used by several processes at once (``kapi serve --workers``), each with a
+    store of its own, instead of owned by this one.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL", shared: bool = False
+    ) -> None:
         mode = synchronous.upper()
         if mode not in _SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {sorted(_SYNCHRONOUS_MODES)}")
         conn = sqlite3.connect(path, isolation_level=None)
         try:
-            # Before journal_mode, so the WAL index is never put in shared memory.
-            conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+            if not shared:
+                # Before journal_mode, so the WAL index is never put in shared memory.
+                conn.execute("PRAGMA locking_mode=EXCLUSIVE")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={mode}")
             conn.executescript(_SCHEMA)
             revision = _high_water_mark(conn)
-            compacted = conn.execute(
-                "SELECT value FROM meta WHERE key = 'compacted_revision'"
-            ).fetchone()
+            compacted = conn.execute(_COMPACTED).fetchone()
             leased = {name for (name,) in conn.execute("SELECT name FROM lease")}
+            (data_version,) = conn.execute("PRAGMA data_version").fetchone()
         except BaseException:
             conn.close()
             raise
         self._conn = conn
         # Bound once: saves an attribute lookup on every query.
         self._execute = conn.execute
+        self._shared = shared
+        #: Owned: the current revision.  Shared: the revision up to which events have
+        #: been fanned out to this store's watchers (see the module docstring).
         self._revision = revision
+        #: Revisions never go below the high-water mark found at open (shared stores
+        #: read the current one from the table, which an old file may lag behind).
+        self._floor = revision
         self._compacted: int = compacted[0] if compacted else 0
+        #: Shared: SQLite's count of other connections' commits, when last polled.
+        self._data_version: int = data_version
+        self._poller: asyncio.TimerHandle | None = None
+        self._leases_checked_at = 0.0
         self._watchers: set[SQLiteWatch] = set()
         self._closed = False
         #: The keys with a lease row (see the module docstring).
@@ -335,9 +407,25 @@ class SQLiteStorage(Storage):
                 self._arm_next_expiry()
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> SQLiteStorage:
+    def open(
+        cls, path: str | os.PathLike[str], *, synchronous: str = "NORMAL", shared: bool = False
+    ) -> SQLiteStorage:
         """A ready store on ``path`` (the constructor does all the work)."""
-        return cls(path, synchronous=synchronous)
+        return cls(path, synchronous=synchronous, shared=shared)
+
+    def _current(self) -> int:
+        """The current revision: tracked when owned, read from the file when shared."""
+        if self._shared:
+            (highest,) = self._execute(_CURRENT).fetchone()
+            return max(highest or 0, self._floor)
+        return self._revision
+
+    def _compacted_revision(self) -> int:
+        """The compaction revision, re-read from the file when shared."""
+        if self._shared:
+            row = self._execute(_COMPACTED).fetchone()
+            self._compacted = row[0] if row else 0
+        return self._compacted
 
     # -- reads ---------------------------------------------------------------
 
@@ -355,7 +443,7 @@ class SQLiteStorage(Storage):
         start_key: str | None = None,
         limit: int = 0,
     ) -> ListResult:
-        at = self._check_revision(revision) if revision else self._revision
+        at = self._check_revision(revision) if revision else self._current()
         end = prefix_end(prefix)
         lower = start_key if start_key is not None and start_key > prefix else prefix
         bounds = (lower,) if end is None else (lower, end)
@@ -379,26 +467,46 @@ class SQLiteStorage(Storage):
         )
 
     def _check_revision(self, revision: int) -> int:
-        if revision < self._compacted:
-            raise ExpiredError(revision, self._compacted)
-        if revision > self._revision:
-            raise FutureRevisionError(revision, self._revision)
+        compacted = self._compacted_revision()
+        if revision < compacted:
+            raise ExpiredError(revision, compacted)
+        current = self._current()
+        if revision > current:
+            raise FutureRevisionError(revision, current)
         return revision
 
     async def current_revision(self) -> int:
-        return self._revision
+        return self._current()
 
     # -- writes --------------------------------------------------------------
     #
     # Each write is one BEGIN IMMEDIATE ... COMMIT transaction; ``with conn``
     # commits it, or rolls it back when a precondition raises.  The new row's
-    # id is chosen here (the tracked revision + 1) so that the returned
-    # KeyValue and the watch event need no read-back.
+    # id is chosen here (the current revision + 1, read under the write lock)
+    # so that the returned KeyValue and the watch event need no read-back.
 
-    def _latest(self, key: str) -> tuple | None:
-        """Open the write transaction and read the key's latest row in it."""
+    def _begin(self, key: str) -> tuple[tuple | None, int]:
+        """Open the write transaction: the key's latest row in it, and the new row's id."""
         self._execute("BEGIN IMMEDIATE")
-        return self._execute(_GET, (key,)).fetchone()
+        return self._execute(_GET, (key,)).fetchone(), self._current() + 1
+
+    def _leases(self, key: str, ttl: int) -> bool:
+        """Whether a write of ``key`` sets or detaches a lease: a shared store cannot
+        know that another process has not leased the key, so it always detaches."""
+        return ttl > 0 or self._shared or key in self._leased
+
+    def _delivered(self, revision: int) -> bool:
+        """After a commit at ``revision``: whether the caller fans out its event.
+
+        It does when ``revision`` follows the last one delivered.  Otherwise
+        (shared only) other processes wrote in between, and their rows and this
+        one are delivered now, in id order, from the table.
+        """
+        if revision == self._revision + 1 or not self._watchers:
+            self._revision = revision
+            return True
+        self._catch_up()
+        return False
 
     def _notify(self, key: str, event: WatchEvent) -> None:
         """Hand a committed event to every watcher of ``key``."""
@@ -406,41 +514,38 @@ class SQLiteStorage(Storage):
             if key.startswith(watcher.prefix):
                 watcher.queue.put_nowait(event)
 
-    def _written(self, key: str, revision: int, leased: bool, expires: float | None) -> None:
-        """After a create or update commits: the new revision, and the expiry timer told.
+    def _written(self, key: str, leased: bool, expires: float | None) -> None:
+        """After a create or update commits: the expiry timer told.
 
         ``leased``: the write set or detached a lease (``expires`` from :meth:`_put_lease`).
         """
-        self._revision = revision
         if leased:
             self._lease_written(key, expires)
         elif self._expiry_unarmed:
             self._arm_next_expiry()
 
     async def create(self, key: str, value: bytes, *, ttl: int = 0) -> KeyValue:
-        revision = self._revision + 1
-        leased = ttl > 0 or key in self._leased
+        leased = self._leases(key, ttl)
         with self._conn:
-            latest = self._latest(key)
+            latest, revision = self._begin(key)
             if latest is not None and not latest[1]:
                 raise KeyExistsError(key)
             # A re-create links to the delete row before it, as kine does.
             prev = latest[0] if latest is not None else 0
             self._execute(_INSERT, (revision, key, 1, 0, revision, prev, value, None))
             expires = self._put_lease(key, ttl) if leased else None
-        self._written(key, revision, leased, expires)
+        self._written(key, leased, expires)
         kv = KeyValue(key, value, revision, revision)
-        if self._watchers:
+        if self._delivered(revision) and self._watchers:
             self._notify(key, WatchEvent(EventType.CREATED, revision, kv))
         return kv
 
     async def update(
         self, key: str, value: bytes, expected_revision: int, *, ttl: int = 0
     ) -> KeyValue:
-        revision = self._revision + 1
-        leased = ttl > 0 or key in self._leased
+        leased = self._leases(key, ttl)
         with self._conn:
-            latest = self._latest(key)
+            latest, revision = self._begin(key)
             if latest is None or latest[1]:
                 raise KeyNotFoundError(key)
             prev, _, create_revision, old_value = latest
@@ -448,9 +553,9 @@ class SQLiteStorage(Storage):
                 raise ConflictError(key, KeyValue(key, old_value, create_revision, prev))
             self._execute(_INSERT, (revision, key, 0, 0, create_revision, prev, value, old_value))
             expires = self._put_lease(key, ttl) if leased else None
-        self._written(key, revision, leased, expires)
+        self._written(key, leased, expires)
         kv = KeyValue(key, value, create_revision, revision)
-        if self._watchers:
+        if self._delivered(revision) and self._watchers:
             prev_kv = KeyValue(key, old_value, create_revision, prev)
             self._notify(key, WatchEvent(EventType.UPDATED, revision, kv, prev_kv))
         return kv
@@ -467,12 +572,20 @@ class SQLiteStorage(Storage):
             self._arm_next_expiry()
         return self._delete(key, expected_revision)
 
-    def _delete(self, key: str, expected_revision: int | None) -> tuple[KeyValue, int]:
-        """:meth:`delete`, also run by the expiry timer (synchronous, like every write)."""
-        revision = self._revision + 1
-        leased = key in self._leased
+    def _delete(
+        self, key: str, expected_revision: int | None, *, due: float | None = None
+    ) -> tuple[KeyValue, int]:
+        """:meth:`delete`, also run by the expiry timer (synchronous, like every write).
+
+        ``due``: delete only if the key's lease has run out by then (else
+        :class:`_NotDue`), checked in the delete's transaction: another process
+        sharing the file may have renewed, detached or expired it meanwhile.
+        """
+        leased = self._leases(key, 0)
         with self._conn:
-            latest = self._latest(key)
+            latest, revision = self._begin(key)
+            if due is not None and self._execute(_DUE, (key, due)).fetchone() is None:
+                raise _NotDue(key)
             if latest is None or latest[1]:
                 raise KeyNotFoundError(key)
             prev, _, create_revision, value = latest
@@ -482,10 +595,9 @@ class SQLiteStorage(Storage):
             self._execute(_INSERT, (revision, key, 0, 1, create_revision, prev, value, None))
             if leased:
                 self._execute(_DROP_LEASE, (key,))
-        self._revision = revision
         if leased:
             self._leased.discard(key)
-        if self._watchers:
+        if self._delivered(revision) and self._watchers:
             kv = KeyValue(key, value, create_revision, revision)
             self._notify(key, WatchEvent(EventType.DELETED, revision, kv, prev_kv))
         return prev_kv, revision
@@ -530,31 +642,34 @@ class SQLiteStorage(Storage):
         self._expiry_at = when
 
     def _arm_next_expiry(self) -> None:
-        """Arm the (unarmed) timer at the earliest lease in the table, if any is left."""
+        """Arm the timer at the earliest lease in the table, unless it is armed earlier."""
         self._expiry_unarmed = False
         (when,) = self._execute(_NEXT_EXPIRY).fetchone()
-        if when is not None:
+        if when is not None and when < self._expiry_at:
             self._arm_expiry(when)
 
     def _expire(self) -> None:
         """The timer: delete every key whose lease has run out, in expiry order."""
         self._expiry = None
         self._expiry_at = math.inf
+        now = time.time()
         try:
-            for (name,) in self._execute(_EXPIRED, (time.time(),)).fetchall():
-                self._delete(name, None)
+            for (name,) in self._execute(_EXPIRED, (now,)).fetchall():
+                with contextlib.suppress(_NotDue):
+                    self._delete(name, None, due=now)
         finally:
             self._arm_next_expiry()
 
     async def compact(self, revision: int) -> None:
-        if revision <= self._compacted:
-            return
-        if revision > self._revision:
-            raise FutureRevisionError(revision, self._revision)
         with self._conn:
             self._execute("BEGIN IMMEDIATE")
-            self._execute(_COMPACT_SUPERSEDED, (self._compacted, revision))
-            self._execute(_COMPACT_DELETED, (self._compacted, revision, self._revision))
+            compacted, current = self._compacted_revision(), self._current()
+            if revision <= compacted:
+                return
+            if revision > current:
+                raise FutureRevisionError(revision, current)
+            self._execute(_COMPACT_SUPERSEDED, (compacted, revision))
+            self._execute(_COMPACT_DELETED, (compacted, revision, current))
             self._execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('compacted_revision', ?)",
                 (revision,),
@@ -568,32 +683,91 @@ class SQLiteStorage(Storage):
     ) -> Watch:
         if self._closed:
             raise RuntimeError("storage is closed")
-        if revision and revision < self._compacted:
-            raise ExpiredError(revision, self._compacted)
+        compacted = self._compacted_revision()
+        if revision and revision < compacted:
+            raise ExpiredError(revision, compacted)
         if self._expiry_unarmed:
             self._arm_next_expiry()
+        if self._shared:
+            self._catch_up()
+            if self._poller is None:
+                self._poller = asyncio.get_running_loop().call_later(
+                    SHARED_POLL_INTERVAL, self._poll
+                )
         watcher = SQLiteWatch(self, prefix, revision or self._revision, progress_interval)
-        # Register first, then read the history up to the current revision:
-        # nothing awaits in between, so no write can land between the two, and
-        # every live event is newer than the history (no gap, no duplicate).
+        # Register first, then read the history up to the last delivered revision:
+        # nothing awaits in between, so no write of this store can land between
+        # the two, and every live event is newer than the history (no gap, no
+        # duplicate).  A shared store's later rows come live, from its catch-up.
         self._watchers.add(watcher)
         if revision and revision < self._revision:
             end = prefix_end(prefix)
             bounds = (prefix,) if end is None else (prefix, end)
-            rows = self._execute(_HISTORY_SQL[end is not None], (revision, *bounds)).fetchall()
+            rows = self._execute(
+                _HISTORY_SQL[end is not None], (revision, self._revision, *bounds)
+            ).fetchall()
             watcher.history = [_row_event(row) for row in rows]
         return watcher
+
+    def _poll(self) -> None:
+        """Shared: the poll timer.  Delivers other processes' writes while watches are open."""
+        self._poller = None
+        if self._closed or not self._watchers:
+            return  # the next watch starts polling again
+        try:
+            (version,) = self._execute("PRAGMA data_version").fetchone()
+            if version != self._data_version:
+                self._data_version = version
+                self._catch_up()
+            self._check_leases()
+        except sqlite3.Error as exc:  # e.g. the disk went away: try again next time
+            log.error("reading other processes' writes to the store failed: %s", exc)
+        self._poller = asyncio.get_running_loop().call_later(SHARED_POLL_INTERVAL, self._poll)
+
+    def _catch_up(self) -> None:
+        """Shared: fan out every row committed since the last one delivered, in id order."""
+        if not self._watchers:
+            self._revision = self._current()
+            return
+        compacted = self._compacted_revision()
+        if compacted > self._revision:
+            # Rows not delivered yet may be gone: this process was stalled for longer
+            # than the history is kept.  Its watchers cannot go on (clients re-list).
+            error = ExpiredError(self._revision + 1, compacted)
+            for watcher in self._watchers:
+                watcher.expire(error)
+            self._watchers.clear()
+            self._revision = self._current()
+            return
+        for row in self._execute(_SINCE, (self._revision,)).fetchall():
+            event = _row_event(row)
+            self._revision = event.revision
+            self._notify(row[1], event)
+
+    def _check_leases(self) -> None:
+        """Shared: at most once per interval, time the earliest lease, which another
+        process may have set (and may no longer be there to expire)."""
+        now = time.monotonic()
+        if now - self._leases_checked_at >= _SHARED_LEASE_CHECK_INTERVAL:
+            self._leases_checked_at = now
+            self._arm_next_expiry()
 
     async def close(self) -> None:
         """End every watch, stop the expiry timer, checkpoint the WAL and close the file."""
         if self._closed:
             return
         self._closed = True
-        if self._expiry is not None:
-            self._expiry.cancel()
-            self._expiry = None
+        for timer in (self._expiry, self._poller):
+            if timer is not None:
+                timer.cancel()
+        self._expiry = self._poller = None
         for watcher in self._watchers:
             watcher.end()
         self._watchers.clear()
-        self._execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # A shared file may be in use by other processes: checkpoint without waiting.
+        self._execute(f"PRAGMA wal_checkpoint({'PASSIVE' if self._shared else 'TRUNCATE'})")
         self._conn.close()
+
+
+class _NotDue(Exception):
+    """An expiry found the key's lease renewed, detached or already expired."""
