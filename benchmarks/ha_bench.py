@@ -3,14 +3,16 @@
 The embedded SQLite store answers from the server's own process; etcd adds a
 gRPC round trip to another process for every read and a replicated, fsynced
 log for every write.  This benchmark shows what that costs, and what several
-server processes on one etcd (``kapi serve --workers``) give back, measured
+server processes on one store (``kapi serve --workers``) give back, measured
 side by side in interleaved rounds (odd rounds in reverse order, so that the
 drift of a noisy 2-core machine hits every setup alike):
 
 - ``sqlite``: ``kapi serve`` on its embedded default;
+- ``sqlite x2``: ``kapi serve --workers 2``, the two workers sharing one
+  SQLite file;
 - ``etcd``: ``kapi serve --etcd-servers=<one local etcd member>``;
 - ``etcd x2``: ``kapi serve --workers 2`` on the same etcd (its own
-  ``--etcd-prefix``, so the three servers never see each other's objects).
+  ``--etcd-prefix``, so the two etcd servers never see each other's objects).
 
 Workloads, with wrk at 16 connections (run.py's scripts): GET of one
 ConfigMap, CREATE of ConfigMaps, LIST of 1000 ConfigMaps.  Then watch
@@ -60,9 +62,12 @@ WATCH_RATE = 100
 WATCH_NAMESPACE = "bench-watch"
 SETUPS: dict[str, tuple[str, ...]] = {
     "sqlite": (),
+    "sqlite x2": ("--workers", "2"),
     "etcd": ("--etcd-prefix", "/bench-one"),
     "etcd x2": ("--etcd-prefix", "/bench-two", "--workers", "2"),
 }
+#: The ratios printed: (numerator, denominator) setups.
+RATIOS = (("etcd", "sqlite"), ("sqlite x2", "sqlite"), ("etcd x2", "etcd"))
 
 
 @dataclass(frozen=True)
@@ -231,11 +236,11 @@ def render(results: dict[tuple[str, str], list[dict[str, Any]]], setups: list[st
     lines.append("")
     lines.append("ratios (medians of req/s):")
     for w in WORKLOADS:
-        sqlite, etcd, two = (med(s, w.key, "rps") for s in setups)
-        lines.append(
-            f"  {w.key:<10} etcd / sqlite {etcd / sqlite:5.2f}"
-            f"    etcd x2 / etcd x1 {two / etcd:5.2f}"
+        ratios = (
+            f"{top} / {bottom} {med(top, w.key, 'rps') / med(bottom, w.key, 'rps'):5.2f}"
+            for top, bottom in RATIOS
         )
+        lines.append(f"  {w.key:<10} " + "    ".join(ratios))
     return "\n".join(lines)
 
 
@@ -249,9 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         servers: dict[str, bench.Server] = {}
         try:
             for setup, flags in SETUPS.items():
-                cmd = [sys.executable, "-m", "kapi", "serve", "--data-dir", str(tmp / setup)]
-                if setup != "sqlite":
-                    cmd += ["--etcd-servers", ",".join(etcd.endpoints), *flags]
+                data_dir = tmp / setup.replace(" ", "-")
+                cmd = [sys.executable, "-m", "kapi", "serve", "--data-dir", str(data_dir), *flags]
+                if setup.startswith("etcd"):
+                    cmd += ["--etcd-servers", ",".join(etcd.endpoints)]
                 servers[setup] = bench.start_server(setup.replace(" ", "-"), cmd, tmp, None)
             for server in servers.values():
                 server.wait_ready("/readyz")

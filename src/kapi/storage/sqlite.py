@@ -64,7 +64,10 @@ process could make stale:
 
 * a write reads the highest id inside its ``BEGIN IMMEDIATE`` transaction, so
   the processes take turns on the write lock and the ids they pick still
-  rise in commit order;
+  rise in commit order.  A write that finds the lock taken waits for it on
+  the event loop, trying again after short pauses, rather than in SQLite's
+  busy handler, which would put the whole thread (every other request of the
+  process) to sleep for a millisecond or more;
 * reads at the current revision, and revision checks, ask the file;
 * every write detaches a lease (one statement more), since another process
   may have leased the key, and an expiry deletes a key only if its lease is
@@ -112,6 +115,11 @@ SHARED_POLL_INTERVAL = 0.01
 #: How often, at most, a shared store re-reads the earliest lease, which another
 #: process may have set (seconds).
 _SHARED_LEASE_CHECK_INTERVAL = 1.0
+#: How long a statement waits for a lock another connection holds (milliseconds):
+#: sqlite3.connect's default, set again after each of :meth:`SQLiteStorage._begin_write`'s tries.
+_BUSY_TIMEOUT_MS = 5000
+#: The longest pause between a shared store's tries for the write lock (seconds).
+_WRITE_LOCK_MAX_PAUSE = 0.005
 
 # Run in a write transaction so that opening takes (and, in EXCLUSIVE locking
 # mode, keeps) the write lock even when the tables already exist.
@@ -485,9 +493,32 @@ class SQLiteStorage(Storage):
     # id is chosen here (the current revision + 1, read under the write lock)
     # so that the returned KeyValue and the watch event need no read-back.
 
+    async def _begin_write(self) -> None:
+        """Open the write transaction, once a shared file's write lock is free.
+
+        Each try asks for the lock without SQLite's busy wait; between tries the
+        loop serves other requests.  After the busy timeout the last error is raised.
+        """
+        if not self._shared:
+            self._execute("BEGIN IMMEDIATE")
+            return
+        pause = 0.0
+        deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+        while True:
+            self._execute("PRAGMA busy_timeout=0")
+            try:
+                self._execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                    raise
+            finally:
+                self._execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            await asyncio.sleep(pause)
+            pause = min(max(pause * 2, 0.0001), _WRITE_LOCK_MAX_PAUSE)
+
     def _begin(self, key: str) -> tuple[tuple | None, int]:
-        """Open the write transaction: the key's latest row in it, and the new row's id."""
-        self._execute("BEGIN IMMEDIATE")
+        """In the open write transaction: the key's latest row, and the new row's id."""
         return self._execute(_GET, (key,)).fetchone(), self._current() + 1
 
     def _leases(self, key: str, ttl: int) -> bool:
@@ -526,6 +557,7 @@ class SQLiteStorage(Storage):
 
     async def create(self, key: str, value: bytes, *, ttl: int = 0) -> KeyValue:
         leased = self._leases(key, ttl)
+        await self._begin_write()
         with self._conn:
             latest, revision = self._begin(key)
             if latest is not None and not latest[1]:
@@ -544,6 +576,7 @@ class SQLiteStorage(Storage):
         self, key: str, value: bytes, expected_revision: int, *, ttl: int = 0
     ) -> KeyValue:
         leased = self._leases(key, ttl)
+        await self._begin_write()
         with self._conn:
             latest, revision = self._begin(key)
             if latest is None or latest[1]:
@@ -570,12 +603,14 @@ class SQLiteStorage(Storage):
         """
         if self._expiry_unarmed:
             self._arm_next_expiry()
+        await self._begin_write()
         return self._delete(key, expected_revision)
 
     def _delete(
         self, key: str, expected_revision: int | None, *, due: float | None = None
     ) -> tuple[KeyValue, int]:
-        """:meth:`delete`, also run by the expiry timer (synchronous, like every write).
+        """:meth:`delete` in the write transaction the caller opened; the expiry timer's
+        too, which runs synchronously.
 
         ``due``: delete only if the key's lease has run out by then (else
         :class:`_NotDue`), checked in the delete's transaction: another process
@@ -655,14 +690,16 @@ class SQLiteStorage(Storage):
         now = time.time()
         try:
             for (name,) in self._execute(_EXPIRED, (now,)).fetchall():
+                # Rare enough to wait for a shared file's write lock in SQLite's busy wait.
+                self._execute("BEGIN IMMEDIATE")
                 with contextlib.suppress(_NotDue):
                     self._delete(name, None, due=now)
         finally:
             self._arm_next_expiry()
 
     async def compact(self, revision: int) -> None:
+        await self._begin_write()
         with self._conn:
-            self._execute("BEGIN IMMEDIATE")
             compacted, current = self._compacted_revision(), self._current()
             if revision <= compacted:
                 return
