@@ -15,7 +15,9 @@ drift of a noisy 2-core machine hits every setup alike):
   ``--etcd-prefix``, so the two etcd servers never see each other's objects).
 
 Workloads, with wrk at 16 connections (run.py's scripts): GET of one
-ConfigMap, CREATE of ConfigMaps, LIST of 1000 ConfigMaps.  Then watch
+ConfigMap, CREATE of ConfigMaps, DEPLOY (CREATE of workload_bench.py's
+Deployment, whose create costs about three times a ConfigMap's), LIST of
+1000 ConfigMaps.  Then watch
 delivery: one watcher (a process of its own) on a namespace while one client
 creates ConfigMaps in it at a steady 100 per second, well below what every
 setup can write, so that the figure is the delivery's and not a queue's;
@@ -51,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import run as bench
+import workload_bench
 
 sys.path.insert(0, str(bench.REPO))
 from tests.helpers.etcd import EtcdServer  # the tests' real etcd launcher
@@ -73,13 +76,26 @@ RATIOS = (("etcd", "sqlite"), ("sqlite x2", "sqlite"), ("etcd x2", "etcd"))
 @dataclass(frozen=True)
 class Workload:
     key: str
-    kind: str  # run.py's wrk script: get or create
+    kind: str  # run.py's wrk script (get or create), or "deploy": workload_bench's creates
     path: str
+
+    def run(
+        self, loadgen: bench.LoadGenerator, setup: str, port: int, duration: int, tag: str
+    ) -> dict[str, Any]:
+        if self.kind == "deploy":
+            deploy = workload_bench.DEPLOYMENT
+            args = [deploy.collection, f"{tag}-d", *deploy.halves()]
+            url = f"http://127.0.0.1:{port}"
+            cmd = bench.wrk_command("create_named.lua", url, CLIENTS, duration, args)
+            return bench.run_load(cmd, duration)
+        sc = bench.Scenario(self.key, self.key, setup, self.kind, self.path)
+        return loadgen.run(sc, port, CLIENTS, duration, tag)
 
 
 WORKLOADS = (
     Workload("GET", "get", f"/api/v1/namespaces/{bench.NAMESPACE}/configmaps/x"),
     Workload("CREATE", "create", f"/api/v1/namespaces/{bench.NAMESPACE}/configmaps"),
+    Workload("DEPLOY", "deploy", workload_bench.DEPLOYMENT.collection),
     Workload(
         f"LIST {bench.LIST_SIZE}", "get", f"/api/v1/namespaces/{bench.LIST_NAMESPACE}/configmaps"
     ),
@@ -194,10 +210,9 @@ def measure(
         order = plan if round_no % 2 == 0 else plan[::-1]
         for setup, w in order:
             server = servers[setup]
-            sc = bench.Scenario(w.key, w.key, setup, w.kind, w.path)
             kapi = process_tree(server.proc.pid)
             before, etcd_before, started = cpu_of(kapi), cpu_of([etcd_pid]), time.monotonic()
-            result = loadgen.run(sc, server.port, CLIENTS, duration, f"r{round_no}")
+            result = w.run(loadgen, setup, server.port, duration, f"r{round_no}")
             wall = time.monotonic() - started
             result["kapi_cpu"] = (cpu_of(kapi) - before) / wall
             result["etcd_cpu"] = (cpu_of([etcd_pid]) - etcd_before) / wall

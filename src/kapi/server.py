@@ -320,7 +320,12 @@ class APIServer:
         )
         if self.config.enable_garbage_collector:
             collector = GarbageCollector(self.storage, self.stores.values, self._owner_store)
-            self._spawn(collector.run())
+            # One collector for all the servers sharing storage, as kube-controller-manager
+            # runs one, its elected leader's: each would follow every write otherwise.
+            if self.identity:
+                self._spawn(self._elector(GARBAGE_COLLECTOR_LEASE).run(collector.run))
+            else:
+                self._spawn(collector.run())
         # Upstream's pvc-protection and pv-protection controllers (kube-controller-manager).
         self._spawn(
             claim_protection(self.store("", "persistentvolumeclaims"), self.store("", "pods")).run()
@@ -725,6 +730,8 @@ STORAGE_VERSION_REFRESH = 600.0
 STORAGE_VERSION_GC_LEASE = "kapi-storage-version-gc"
 #: The lease the servers elect the in-server storage migrator's runner with.
 STORAGE_MIGRATOR_LEASE = "kapi-storage-migrator"
+#: The lease the servers elect the garbage collector's runner with.
+GARBAGE_COLLECTOR_LEASE = "kapi-garbage-collector"
 #: The pause before a registration pass that failed is tried again (seconds); writes
 #: to the resources it failed on wait for it, so it is far shorter than the refresh.
 STORAGE_VERSION_RETRY = 1.0

@@ -172,6 +172,39 @@ def test_a_watch_on_one_worker_sees_a_write_made_on_the_other(workers: KapiServe
                 break
 
 
+def test_one_worker_collects_garbage_for_both(workers: KapiServer) -> None:
+    """The workers elect one garbage collector, as kube-controller-manager runs one."""
+    two_workers(workers)
+    base = "/api/v1/namespaces/default/configmaps"
+    with workers.client() as http:
+        owner = http.post(base, json=configmap("owner"))
+        assert owner.status_code == 201, owner.text
+        dependent = configmap("dependent")
+        dependent["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "name": "owner",
+                "uid": owner.json()["metadata"]["uid"],
+            }
+        ]
+        assert http.post(base, json=dependent).status_code == 201
+
+        def holder() -> str:
+            lease = http.get(f"{LEASES}/kapi-garbage-collector")
+            return lease.json()["spec"]["holderIdentity"] if lease.status_code == 200 else ""
+
+        # Held by one worker, named by its identity (apiserver-<hash>_<uuid>).
+        elected = eventually(holder, what="the garbage collector's lease")
+        assert elected.startswith("apiserver-")
+        assert http.delete(f"{base}/owner").status_code == 200
+        eventually(
+            lambda: http.get(f"{base}/dependent").status_code == 404,
+            what="the dependent collected",
+        )
+        assert holder() == elected
+
+
 def test_workers_stop_when_the_parent_is_sigkilled(workers: KapiServer) -> None:
     """No orphans: a worker whose supervisor vanished shuts itself down."""
     pids = two_workers(workers)
