@@ -767,8 +767,9 @@ async def compact_periodically(
     compactor does, until cancelled.
 
     Each round waits out the interval first and then runs ``storage.compact_round``:
-    on etcd the servers sharing it take turns (one compaction per interval between
-    them); on SQLite this server just compacts.  A failed round (storage out of
+    servers sharing storage (on etcd, or the workers on one SQLite file) take turns,
+    one compaction per interval between them; a server that owns its file just
+    compacts.  A failed round (storage out of
     reach) is logged and the next one tried; the loop never ends on an error.
     ``state`` (a fresh one if not given) is where the rounds stand.
     """

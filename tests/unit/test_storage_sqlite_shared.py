@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from kapi.storage.interface import (
+    CompactionRound,
     EventType,
     ExpiredError,
     FutureRevisionError,
@@ -180,6 +181,45 @@ def test_compaction_by_one_store_is_known_to_the_other(db: Path) -> None:
             with pytest.raises(FutureRevisionError):
                 await b.compact(4)
             assert [kv.value for kv in (await a.list(CM, revision=3)).kvs] == [b"3"]
+
+    run(body)
+
+
+def test_workers_take_turns_at_periodic_compaction(db: Path) -> None:
+    """As servers on one etcd: one claims each round, the others take up its count."""
+
+    async def compacted(store: SQLiteStorage) -> int:
+        with pytest.raises(ExpiredError) as refused:
+            await store.list(CM, revision=1)
+        return refused.value.compacted
+
+    async def body() -> None:
+        async with shared(db) as a, shared(db) as b:
+            sa, sb = CompactionRound(), CompactionRound()
+            await a.create(CM + "ns/one", b"1")
+            await a.create(CM + "ns/two", b"2")
+            # First round: a claims it and only notes the revision.
+            await a.compact_round(sa)
+            assert (sa.claimed, sa.revision, sa.compacted) == (1, 2, 0)
+            await b.create(CM + "ns/three", b"3")
+            # b's first round was a's: b takes up the count and compacts nothing.
+            await b.compact_round(sb)
+            assert (sb.claimed, sb.revision, sb.compacted) == (1, 3, 0)
+            assert [kv.value for kv in (await b.list(CM, revision=1)).kvs] == [b"1"]
+            # Second round: a claims it, and compacts to what it saw at the first.
+            await a.compact_round(sa)
+            assert (sa.claimed, sa.revision, sa.compacted) == (2, 3, 2)
+            assert await compacted(b) == 2
+            await b.compact_round(sb)
+            assert (sb.claimed, sb.compacted) == (2, 2)
+            # a stops: b claims the next round, compacting to what it saw last.
+            await b.create(CM + "ns/four", b"4")
+            await b.compact_round(sb)
+            assert (sb.claimed, sb.compacted) == (3, 3)
+            assert await compacted(a) == 3
+            # a comes back behind: it takes up the count, compacting nothing.
+            await a.compact_round(sa)
+            assert (sa.claimed, sa.compacted) == (3, 3)
 
     run(body)
 

@@ -744,12 +744,7 @@ class EtcdStorage(Storage):
             if kvs and kvs[0].value.isdigit():
                 state.compacted = int(kvs[0].value) or state.compacted
             return
-        revision = state.revision
-        state.claimed += 1
-        state.revision = current
-        if revision:  # the first round only notes where history stands
-            await self.compact(revision)
-            state.compacted = revision
+        await self._compact_claimed(state, current)
 
     # -- watch ---------------------------------------------------------------
 

@@ -246,10 +246,15 @@ class Storage(abc.ABC):
         revision).  This default suits a store only one server uses; a shared
         backend claims each round for one server only (see the etcd backend).
         """
+        await self._compact_claimed(state, await self.current_revision())
+
+    async def _compact_claimed(self, state: CompactionRound, current: int) -> None:
+        """The rest of a round this server claimed, ``current`` being the revision now:
+        compact to the revision noted a round earlier, and note ``current`` instead."""
         revision = state.revision
         state.claimed += 1
-        state.revision = await self.current_revision()
-        if revision:
+        state.revision = current
+        if revision:  # the first round only notes where history stands
             await self.compact(revision)
             state.compacted = revision
 

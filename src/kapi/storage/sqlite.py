@@ -72,6 +72,8 @@ process could make stale:
 * every write detaches a lease (one statement more), since another process
   may have leased the key, and an expiry deletes a key only if its lease is
   still due when the delete runs;
+* periodic compaction takes turns, as on etcd, through a count of claimed
+  rounds in ``meta``;
 * watchers hear of other processes' writes by polling: while a watch is
   open, the store checks SQLite's ``data_version`` (a read of the shared WAL
   index, a few microseconds) and, when another connection has committed,
@@ -97,6 +99,7 @@ import time
 from collections.abc import AsyncIterator
 
 from kapi.storage.interface import (
+    CompactionRound,
     ConflictError,
     EventType,
     ExpiredError,
@@ -155,6 +158,10 @@ _GET = "SELECT id, deleted, create_revision, value FROM kv WHERE name = ? ORDER 
 # The highest id: one seek to the end of the table's b-tree.
 _CURRENT = "SELECT MAX(id) FROM kv"
 _COMPACTED = "SELECT value FROM meta WHERE key = 'compacted_revision'"
+# Shared stores take turns at compaction: the rounds claimed so far (etcd's
+# ``compact_rev_key`` version) and the revision the last claimer compacted to.
+_ROUNDS = "SELECT value FROM meta WHERE key = 'compaction_rounds'"
+_CLAIM_ROUND = "INSERT OR REPLACE INTO meta (key, value) VALUES ('compaction_rounds', ?)"
 _INSERT = (
     "INSERT INTO kv (id, name, created, deleted, create_revision, prev_revision, value,"
     " old_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -703,6 +710,25 @@ class SQLiteStorage(Storage):
                     self._delete(name, None, due=now)
         finally:
             self._arm_next_expiry()
+
+    async def compact_round(self, state: CompactionRound) -> None:
+        """A shared file's workers take turns, as servers on one etcd do: a round is
+        claimed by the worker whose count of claimed rounds is still the file's; the
+        others only take up the count (see :meth:`Storage.compact_round`)."""
+        if not self._shared:
+            await super().compact_round(state)
+            return
+        await self._begin_write()
+        with self._conn:
+            row = self._execute(_ROUNDS).fetchone()
+            claimed, current = (row[0] if row else 0), self._current()
+            if claimed == state.claimed:
+                self._execute(_CLAIM_ROUND, (claimed + 1,))
+        if claimed != state.claimed:  # another worker's round
+            state.claimed, state.revision = claimed, current
+            state.compacted = self._compacted_revision()
+            return
+        await self._compact_claimed(state, current)
 
     async def compact(self, revision: int) -> None:
         await self._begin_write()
