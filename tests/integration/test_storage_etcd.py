@@ -23,10 +23,10 @@ from kapi.storage.interface import (
     EventType,
     ExpiredError,
     StorageUnavailableError,
-    Watch,
     WatchEvent,
 )
 from tests.helpers.etcd import EtcdCluster, EtcdServer
+from tests.helpers.storage_events import take
 
 CM = "/registry/configmaps/"
 #: Bounds every wait: the backend gives up on an operation after 5 s.
@@ -56,16 +56,6 @@ def cluster(tmp_path: Path) -> Iterator[EtcdCluster]:
     cluster = EtcdCluster.launch(tmp_path)
     yield cluster
     cluster.close()
-
-
-async def take(watch: Watch, count: int) -> list[WatchEvent]:
-    events: list[WatchEvent] = []
-    async with asyncio.timeout(BOUND):
-        async for event in watch:
-            events.append(event)
-            if len(events) == count:
-                break
-    return events
 
 
 def etcd_keys(server: EtcdServer | EtcdCluster, prefix: str) -> list[tuple[str, str]]:
@@ -191,7 +181,7 @@ def test_fails_over_when_a_member_stops(cluster: EtcdCluster) -> None:
                 second = await store.update(CM + "ns/a", b"2", first.mod_revision)
                 assert await store.get(CM + "ns/a") == second
                 third = await store.create(CM + "ns/b", b"1")
-                (updated, created) = await take(watch, 2)
+                (updated, created) = await take(watch, 2, timeout=BOUND)
             assert (updated.type, updated.revision) == (EventType.UPDATED, second.mod_revision)
             assert (created.type, created.revision) == (EventType.CREATED, third.mod_revision)
 
@@ -221,7 +211,7 @@ def test_reads_and_watches_move_off_a_member_that_hangs(cluster: EtcdCluster) ->
             async with asyncio.timeout(BOUND):
                 # The watch first: it finds the member hung on its own (no read moved on yet).
                 watch = await store.watch(CM, created.mod_revision - 1)
-                (event,) = await take(watch, 1)
+                (event,) = await take(watch, 1, timeout=BOUND)
                 assert await store.get(CM + "ns/a") == created
             assert (event.type, event.revision) == (EventType.CREATED, created.mod_revision)
             await watch.close()
@@ -311,7 +301,7 @@ def test_a_watch_that_missed_compacted_history_raises_expired(own: EtcdServer) -
         try:
             first = await store.create(CM + "ns/a", b"1")
             watch = await store.watch(CM, first.mod_revision - 1)
-            (created,) = await take(watch, 1)
+            (created,) = await take(watch, 1, timeout=BOUND)
             assert created.revision == first.mod_revision
             # Nobody iterates the watch while etcd restarts, the key changes twice
             # and history is compacted past what the watch would resume from.
@@ -323,7 +313,7 @@ def test_a_watch_that_missed_compacted_history_raises_expired(own: EtcdServer) -
                 third = await store.update(CM + "ns/a", b"3", second.mod_revision)
                 await store.compact(third.mod_revision)
                 with pytest.raises(ExpiredError) as expired:
-                    await take(watch, 1)
+                    await take(watch, 1, timeout=BOUND)
             assert (expired.value.requested, expired.value.compacted) == (
                 first.mod_revision,
                 third.mod_revision,

@@ -35,6 +35,7 @@ from kapi.storage.interface import (
 )
 from kapi.storage.sqlite import SQLiteStorage
 from tests.helpers.etcd import EtcdServer
+from tests.helpers.storage_events import summary, take
 
 CM = "/registry/configmaps/"
 EV = "/registry/events/default/"
@@ -88,21 +89,6 @@ def run(opener: Opener) -> Callable[[Body], None]:
         uvloop.run(main())
 
     return runner
-
-
-async def take(watch: Watch, count: int, timeout: float = 5.0) -> list[WatchEvent]:
-    """The next ``count`` events of ``watch``, failing instead of hanging."""
-    events: list[WatchEvent] = []
-    async with asyncio.timeout(timeout):
-        async for event in watch:
-            events.append(event)
-            if len(events) == count:
-                break
-    return events
-
-
-def summary(events: list[WatchEvent], base: int) -> list[tuple[EventType, int, str, bytes]]:
-    return [(e.type, e.revision - base, e.kv.key, e.kv.value) for e in events if e.kv is not None]
 
 
 def state(kvs: list[KeyValue], base: int) -> list[tuple[str, bytes, int, int]]:

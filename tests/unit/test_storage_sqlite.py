@@ -17,10 +17,9 @@ from kapi.storage.interface import (
     ExpiredError,
     FutureRevisionError,
     KeyValue,
-    Watch,
-    WatchEvent,
 )
 from kapi.storage.sqlite import SQLiteStorage, prefix_end
+from tests.helpers.storage_events import summary, take
 
 CM = "/registry/configmaps/"
 StoreTest = Callable[[SQLiteStorage], Awaitable[None]]
@@ -42,21 +41,6 @@ def run(db: Path, body: StoreTest) -> None:
             await store.close()
 
     asyncio.run(main())
-
-
-async def take(watch: Watch, count: int, timeout: float = 2.0) -> list[WatchEvent]:
-    """The next ``count`` events of ``watch``, failing instead of hanging."""
-    events: list[WatchEvent] = []
-    async with asyncio.timeout(timeout):
-        async for event in watch:
-            events.append(event)
-            if len(events) == count:
-                break
-    return events
-
-
-def summary(events: list[WatchEvent]) -> list[tuple[EventType, int, str, bytes]]:
-    return [(e.type, e.revision, e.kv.key, e.kv.value) for e in events if e.kv is not None]
 
 
 def test_an_empty_store_is_at_revision_zero(db: Path) -> None:

@@ -31,6 +31,7 @@ from kapi.storage.interface import (
     WatchEvent,
 )
 from kapi.storage.sqlite import SQLiteStorage
+from tests.helpers.storage_events import summary, take
 
 CM = "/registry/configmaps/"
 EV = "/registry/events/default/"
@@ -54,21 +55,6 @@ async def shared(db: Path) -> AsyncIterator[SQLiteStorage]:
 
 def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(body())
-
-
-async def take(watch: Watch, count: int) -> list[WatchEvent]:
-    """The next ``count`` events of ``watch``, failing instead of hanging."""
-    events: list[WatchEvent] = []
-    async with asyncio.timeout(TIMEOUT):
-        async for event in watch:
-            events.append(event)
-            if len(events) == count:
-                break
-    return events
-
-
-def summary(events: list[WatchEvent]) -> list[tuple[EventType, int, str, bytes]]:
-    return [(e.type, e.revision, e.kv.key, e.kv.value) for e in events if e.kv is not None]
 
 
 def test_reads_see_the_other_stores_writes_at_once(db: Path) -> None:
@@ -105,7 +91,7 @@ def test_a_watch_gets_every_store_s_writes_once_in_revision_order(db: Path) -> N
             await a.delete(CM + "ns/a1")
             await a.create(CM + "ns/a2", b"3")
             await b.update(CM + "ns/b1", b"4", 2)
-            events = await take(watch, 5)
+            events = await take(watch, 5, timeout=TIMEOUT)
             assert summary(events) == [
                 (EventType.CREATED, 1, CM + "ns/a1", b"1"),
                 (EventType.CREATED, 2, CM + "ns/b1", b"2"),
@@ -133,11 +119,13 @@ def test_a_watch_from_a_revision_written_through_the_other_store(db: Path) -> No
             from_history = await b.watch(CM, first.mod_revision - 1)
             from_given = await b.watch(CM, first.mod_revision)
             await a.update(CM + "ns/x", b"2", first.mod_revision)
-            assert summary(await take(from_history, 2)) == [
+            assert summary(await take(from_history, 2, timeout=TIMEOUT)) == [
                 (EventType.CREATED, 2, CM + "ns/x", b"1"),
                 (EventType.UPDATED, 3, CM + "ns/x", b"2"),
             ]
-            assert summary(await take(from_given, 1)) == [(EventType.UPDATED, 3, CM + "ns/x", b"2")]
+            assert summary(await take(from_given, 1, timeout=TIMEOUT)) == [
+                (EventType.UPDATED, 3, CM + "ns/x", b"2")
+            ]
 
     run(body)
 
@@ -153,13 +141,15 @@ def test_a_store_left_behind_a_compaction_expires_its_watches(db: Path) -> None:
             await a.update(CM + "ns/x", b"3", 2)
             await a.compact(3)
             with pytest.raises(ExpiredError):
-                await take(watch, 1)
+                await take(watch, 1, timeout=TIMEOUT)
             with pytest.raises(ExpiredError):
                 await b.watch(CM, 1)
             # A new watch from now goes on from the current revision.
             fresh = await b.watch(CM, 0)
             await a.update(CM + "ns/x", b"4", 3)
-            assert summary(await take(fresh, 1)) == [(EventType.UPDATED, 4, CM + "ns/x", b"4")]
+            assert summary(await take(fresh, 1, timeout=TIMEOUT)) == [
+                (EventType.UPDATED, 4, CM + "ns/x", b"4")
+            ]
 
     run(body)
 
@@ -261,7 +251,7 @@ def test_a_lease_renewed_by_another_store_is_not_expired_at_its_old_time(db: Pat
             # a marker written afterwards shows a had its chance.
             await asyncio.sleep(1.5)
             await b.create(EV + "marker", b"m")
-            events = await take(watch, 3)
+            events = await take(watch, 3, timeout=TIMEOUT)
             assert [(e.type, e.kv.key) for e in events if e.kv] == [
                 (EventType.CREATED, EV + "e1"),
                 (EventType.UPDATED, EV + "e1"),
@@ -335,7 +325,7 @@ def test_writers_in_two_processes_get_distinct_revisions_in_commit_order(db: Pat
             for writer in writers:
                 writer.start()
             start.set()
-            events = await take(watch, 2 * WRITES_PER_PROCESS)
+            events = await take(watch, 2 * WRITES_PER_PROCESS, timeout=TIMEOUT)
             for writer in writers:
                 await asyncio.to_thread(writer.join, TIMEOUT)
                 assert writer.exitcode == 0
