@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from kapi.registry.informer import Backoff, Informer, reflect
+from kapi.registry.informer import Backoff, Informer, ItemBackoff, reflect
 from kapi.registry.store import ListResult, WatchEvent
 from kapi.server import APIServer, ServerConfig
 from kapi.storage.interface import ExpiredError, StorageUnavailableError
@@ -159,3 +159,17 @@ def test_backoff_starts_at_once_doubles_and_is_capped() -> None:
     assert [backoff.next() for _ in range(6)] == [0.0, 0.1, 0.2, 0.4, 0.5, 0.5]
     backoff.reset()
     assert backoff.next() == 0.0
+
+
+def test_item_backoff_doubles_per_item_is_capped_and_forgotten_on_success() -> None:
+    retries: ItemBackoff[str] = ItemBackoff(initial=0.005, cap=1000.0)
+    assert [retries.failed("a") for _ in range(4)] == [0.005, 0.01, 0.02, 0.04]
+    assert retries.failed("b") == 0.005  # each item counts its own failures
+    for _ in range(30):
+        last = retries.failed("a")
+    assert last == 1000.0
+    for _ in range(2000):  # far past any float a plain 2**n would give
+        assert retries.failed("a") == 1000.0
+    retries.forget("a")
+    assert retries.failed("a") == 0.005
+    assert retries.failed("b") == 0.01  # forgetting one item leaves the others

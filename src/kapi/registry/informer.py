@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from kapi.apimachinery import errors
 from kapi.apimachinery.unstructured import Object
@@ -33,6 +33,8 @@ from kapi.registry.store import Store, WatchEvent
 from kapi.storage.interface import ExpiredError
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Backoff:
@@ -56,6 +58,28 @@ class Backoff:
 
     def reset(self) -> None:
         self._next = 0.0
+
+
+class ItemBackoff(Generic[T]):
+    """Per-item delays for a work queue's retries, as client-go's default controller
+    rate limiter sets them: ``initial`` doubled for each failure in a row of the
+    same item, up to ``cap``, and forgotten once the item succeeds."""
+
+    def __init__(self, initial: float = 0.005, cap: float = 1000.0) -> None:
+        self.initial = initial
+        self.cap = cap
+        self._failures: dict[T, int] = {}
+
+    def failed(self, item: T) -> float:
+        """How long ``item`` waits before it is tried again, after one more failure."""
+        failures = self._failures.get(item, 0)
+        self._failures[item] = failures + 1
+        # Past 2**64 the float would overflow: the cap is long reached by then.
+        return min(self.initial * 2 ** min(failures, 64), self.cap)
+
+    def forget(self, item: T) -> None:
+        """``item`` succeeded (or is gone): its next failure starts from ``initial``."""
+        self._failures.pop(item, None)
 
 
 class Reflection(Protocol):
