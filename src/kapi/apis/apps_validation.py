@@ -27,7 +27,7 @@ from kapi.apimachinery.field_errors import (
     required,
 )
 from kapi.apimachinery.gotext import OrderedStruct
-from kapi.apimachinery.labels import SelectorParseError, label_selector_as_selector
+from kapi.apimachinery.labels import Selector, SelectorParseError, label_selector_as_selector
 from kapi.apimachinery.unstructured import Object
 from kapi.apis import core_v1_pod_validation
 
@@ -132,18 +132,24 @@ def _selector_matches(selector: Any, labels: dict[str, str]) -> bool | None:
         parsed = label_selector_as_selector(selector)
     except SelectorParseError:
         return None
+    return _parsed_selector_matches(selector, parsed, labels)
+
+
+def _parsed_selector_matches(selector: Any, parsed: Selector, labels: dict[str, str]) -> bool:
+    """Whether ``parsed`` (``selector``, parsed) matches ``labels``."""
     if isinstance(selector, dict) and not parsed.requirements:
         return True  # an empty selector (not a missing one) is not checked against the labels
     return parsed.matches(labels)
 
 
 def validate_pod_template_for_replica_set(
-    template: Object, selector: Any, path: Path, kind: str
+    template: Object, selector: Any, parsed: Selector, path: Path, kind: str
 ) -> list[FieldError]:
-    """``ValidatePodTemplateSpecForReplicaSet`` (Deployments share it)."""
+    """``ValidatePodTemplateSpecForReplicaSet`` (Deployments share it); ``parsed`` is
+    ``selector`` as the spec's own check has just parsed it."""
     errs: list[FieldError] = []
     labels = _labels(template)
-    if _selector_matches(selector, labels) is False:  # a missing selector matches nothing
+    if not _parsed_selector_matches(selector, parsed, labels):  # a missing one matches nothing
         errs.append(invalid(path.child("metadata", "labels"), labels or None, SELECTOR_MISMATCH))
     errs += core_v1_pod_validation.validate_pod_template_spec(template, path)
     errs += _controller_restart_rules(template, path.child("spec"), kind)
@@ -265,13 +271,13 @@ def _template_against_selector(
     spec: Object, selector: Any, path: Path, kind: str
 ) -> list[FieldError]:
     try:
-        label_selector_as_selector(selector)
+        parsed = label_selector_as_selector(selector)
     except SelectorParseError:
         return [
             invalid(path.child("selector"), _selector_value(selector), "invalid label selector")
         ]
     return validate_pod_template_for_replica_set(
-        _template_of(spec), selector, path.child("template"), kind
+        _template_of(spec), selector, parsed, path.child("template"), kind
     )
 
 

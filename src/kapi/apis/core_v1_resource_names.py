@@ -109,6 +109,12 @@ def validate_resource_name(name: str, path: Path) -> list[FieldError]:
 
 def validate_container_resource_name(name: str, path: Path) -> list[FieldError]:
     """``validateContainerResourceName``."""
+    if name in _VALID_CONTAINER_RESOURCE_NAMES:
+        return []
+    return _container_resource_name_errors(name, path)
+
+
+def _container_resource_name_errors(name: str, path: Path) -> list[FieldError]:
     errs = validate_resource_name(name, path)
     bad = GoSyntax(name)
     if "/" not in name:
@@ -117,6 +123,15 @@ def validate_container_resource_name(name: str, path: Path) -> list[FieldError]:
     elif not is_native_resource(name) and not is_extended_resource_name(name):
         errs.append(invalid(path, bad, "doesn't follow extended resource name standard"))
     return errs
+
+
+#: The names almost every container's resources use (cpu, memory...), checked once here:
+#: the checks above pass them, and every pod template names them on every write.
+_VALID_CONTAINER_RESOURCE_NAMES: Final = frozenset(
+    name
+    for name in STANDARD_CONTAINER_RESOURCES
+    if not _container_resource_name_errors(name, Path("_"))
+)
 
 
 def validate_quota_resource_name(name: str, path: Path) -> list[FieldError]:
