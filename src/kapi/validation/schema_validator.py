@@ -274,6 +274,12 @@ class NumberRule:
         bounds = (self.multiple_of, self.minimum, self.maximum)
         return any(b is not None for b in bounds) or self.fmt in ("int32", "float")
 
+    def int32_only(self) -> bool:
+        """Whether the rule is ``type: integer, format: int32`` alone: an int then passes it
+        exactly when it is within int32 (which also makes it an int64)."""
+        bounds = (self.multiple_of, self.minimum, self.maximum)
+        return self.type_name == "integer" and self.fmt == "int32" and bounds == (None, None, None)
+
     def check(self, v: int | float) -> bool:
         # Only called for values of the node's own type; reuses collect's logic
         # on the rare nodes with numeric bounds (no allocation when all pass).
@@ -477,7 +483,7 @@ def _collect_child(
 class Composition:
     """allOf, anyOf, oneOf and not, evaluated as kube-openapi's schemaPropsValidator."""
 
-    __slots__ = ("all_of", "any_of", "not_", "one_of")
+    __slots__ = ("all_of", "any_of", "not_", "one_of", "verdicts")
 
     def __init__(
         self,
@@ -487,8 +493,36 @@ class Composition:
         not_: SchemaNode | None,
     ) -> None:
         self.all_of, self.any_of, self.one_of, self.not_ = all_of, any_of, one_of, not_
+        self.verdicts = self._verdicts_by_kind()
+
+    def _verdicts_by_kind(self) -> dict[type, bool] | None:
+        """Each JSON kind's verdict, when every branch looks at a value's kind alone (a
+        quantity's ``oneOf: [string, number]``); ``None`` otherwise."""
+        branches = (*self.all_of, *self.any_of, *self.one_of, *((self.not_,) if self.not_ else ()))
+        if any(b.accepted_kinds is None for b in branches):
+            return None
+        return {kind: self._verdict(kind) for kind in (*_KINDS, _NoneType)}
+
+    def _verdict(self, kind: type) -> bool:
+        """:meth:`check` for any value of ``kind``, from the branches' accepted kinds."""
+
+        def accepts(node: SchemaNode) -> bool:
+            return kind in (node.accepted_kinds or ())
+
+        if self.any_of and not any(map(accepts, self.any_of)):
+            return False
+        if self.one_of and sum(map(accepts, self.one_of)) != 1:
+            return False
+        if not all(map(accepts, self.all_of)):
+            return False
+        return self.not_ is None or not accepts(self.not_)
 
     def check(self, v: Any) -> bool:
+        verdicts = self.verdicts
+        if verdicts is not None:
+            verdict = verdicts.get(type(v))
+            if verdict is not None:
+                return verdict
         if self.any_of and not any(s.check(v) for s in self.any_of):
             return False
         if self.one_of and sum(1 for s in self.one_of if s.check(v)) != 1:
@@ -570,6 +604,7 @@ class SchemaNode:
     """
 
     __slots__ = (
+        "accepted_kinds",
         "additional_properties",
         "array",
         "check",
@@ -626,7 +661,7 @@ class SchemaNode:
         self.embedded_resource = structural and bool(schema.get("x-kubernetes-embedded-resource"))
         self.list_type = (schema.get("x-kubernetes-list-type") or "") if structural else ""
         self.list_map_keys = tuple(schema.get("x-kubernetes-list-map-keys") or ())
-        self.check = _build_check(self)
+        self.check, self.accepted_kinds = _build_check(self)
 
     def _number_range_checked(self) -> bool:
         """Whether the value's own range is checked (integers, float32) without any bound."""
@@ -790,7 +825,10 @@ def _kind_checks(node: SchemaNode, kind: type) -> list[Check]:
     checks: list[Check] = []
     if kind is float and _accepts_kind(node, float) is None:
         checks.append(is_json_integer)
-    if kind is int and "number" not in node.types and "integer" in node.types:
+    int32 = kind is int and node.number is not None and node.number.int32_only()
+    if int32:
+        checks.append(_is_int32)  # the whole check of an int: most integer fields are int32
+    elif kind is int and "number" not in node.types and "integer" in node.types:
         checks.append(_is_int64)
     if kind is str:
         if node.string is not None:
@@ -798,7 +836,7 @@ def _kind_checks(node: SchemaNode, kind: type) -> list[Check]:
         if node.format_check is not None:
             checks.append(node.format_check)
     elif (kind is float or kind is int) and node.number is not None:
-        if kind is float or node.number.matters_for_int():
+        if kind is float or (node.number.matters_for_int() and not int32):
             checks.append(node.number.check)
     elif kind is list:
         if node.array is not None:
@@ -820,6 +858,10 @@ def _is_int64(v: int) -> bool:
     return _INT64_MIN <= v <= _INT64_MAX
 
 
+def _is_int32(v: int) -> bool:
+    return _INT32_MIN <= v <= _INT32_MAX
+
+
 def _embedded_ok(v: dict[str, Any]) -> bool:
     return not sc.embedded_resource_errors("", v)
 
@@ -833,15 +875,17 @@ def _list_type_checks(node: SchemaNode) -> list[Check]:
     return []
 
 
-def _build_check(node: SchemaNode) -> Check:
-    """The node's fast validator: a type dispatch to the few checks that kind needs."""
+def _build_check(node: SchemaNode) -> tuple[Check, frozenset[type] | None]:
+    """The node's fast validator: a type dispatch to the few checks that kind needs; and
+    the kinds it accepts when the kind of a value is all it looks at (else ``None``)."""
     table: dict[type, tuple[Check, ...]] = {}
     if (not node.types or node.nullable) and node.enum is None:
         table[_NoneType] = ()
     for kind in _KINDS:
         if _accepts_kind(node, kind) is not False:
             table[kind] = tuple(_kind_checks(node, kind))
-    return _combine(table)
+    type_only = all(not cs for cs in table.values())
+    return _combine(table), frozenset(table) if type_only else None
 
 
 def _combine(table: dict[type, tuple[Check, ...]]) -> Check:
