@@ -715,6 +715,7 @@ _WILDCARD_DNS1123_SUBDOMAIN_MSG: Final = regex_error(
     "*.example.com",
 )
 _PORT_NAME_CHARSET_RE: Final = re.compile("[-a-z0-9]+")
+_PORT_NAME_LETTER_RE: Final = re.compile("[a-z]")
 IANA_SVC_NAME_MAX_LENGTH: Final = 15
 
 
@@ -740,7 +741,7 @@ def is_valid_port_name(name: str) -> list[str]:
         errs.append(max_len_error(IANA_SVC_NAME_MAX_LENGTH))
     if not _PORT_NAME_CHARSET_RE.fullmatch(name):
         errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not re.search("[a-z]", name):
+    if not _PORT_NAME_LETTER_RE.search(name):
         errs.append("must contain at least one letter (a-z)")
     if "--" in name:
         errs.append("must not contain consecutive hyphens")

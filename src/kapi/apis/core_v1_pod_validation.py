@@ -713,12 +713,16 @@ def is_env_var_name(value: str) -> list[str]:
     return errs
 
 
+#: A character a relaxed environment variable name may not hold: not printable ASCII, or '='.
+_NOT_RELAXED_ENV_VAR_CHAR_RE: Final = re.compile("[^ -~]|=")
+
+
 def is_relaxed_env_var_name(value: str) -> list[str]:
     """``IsRelaxedEnvVarName``: printable ASCII other than '='."""
     errs: list[str] = []
     if not value:
         errs.append("environment variable name " + validation.empty_error())
-    if any(not (" " <= ch <= "~") or ch == "=" for ch in value):
+    if _NOT_RELAXED_ENV_VAR_CHAR_RE.search(value):
         errs.append(RELAXED_ENV_VAR_NAME_MSG)
     return errs
 
@@ -977,6 +981,16 @@ def _validate_handler(
     return errs
 
 
+#: A probe's counts and durations, none of which may be negative.
+_PROBE_COUNTS: Final = (
+    "initialDelaySeconds",
+    "timeoutSeconds",
+    "periodSeconds",
+    "successThreshold",
+    "failureThreshold",
+)
+
+
 def _validate_probe(
     probe_value: Any, grace_period: int | None, path: Path, kind: str
 ) -> list[FieldError]:
@@ -984,14 +998,10 @@ def _validate_probe(
         return []
     probe = _obj(probe_value)
     errs = _validate_handler(probe, grace_period, path, probe=True)
-    for key in (
-        "initialDelaySeconds",
-        "timeoutSeconds",
-        "periodSeconds",
-        "successThreshold",
-        "failureThreshold",
-    ):
-        errs += validation.validate_nonnegative_field(_int(probe.get(key)), path.child(key))
+    for key in _PROBE_COUNTS:
+        value = _int(probe.get(key))
+        if value < 0:  # a path only for an error: every probe of every template comes here
+            errs += validation.validate_nonnegative_field(value, path.child(key))
     probe_grace = _int_or_none(probe.get("terminationGracePeriodSeconds"))
     if probe_grace is not None and probe_grace <= 0:
         errs.append(
