@@ -202,7 +202,13 @@ def fill_job_template(path: str, review: dict[str, Any]) -> tuple[int, dict[str,
     return review_answer(review, allowed=True, patchType="JSONPatch", patch=patch)
 
 
-def dry_run_create(http: httpx.Client, namespace: str) -> dict[str, Any]:
+def webhook_fills_the_template(http: httpx.Client, namespace: str) -> bool:
+    """Whether a dry-run create of a bare CronJob comes back with the webhook's template.
+
+    Until the server has read the new webhook configuration, the bare template
+    is refused (a pod template's default restartPolicy, Always, is invalid in a
+    job): that is "not yet", not a failure.
+    """
     container = {"name": "c", "image": "busybox"}
     cronjob = {
         "apiVersion": "batch/v1",
@@ -214,9 +220,10 @@ def dry_run_create(http: httpx.Client, namespace: str) -> dict[str, Any]:
         },
     }
     response = http.post(f"/apis/batch/v1/namespaces/{namespace}/cronjobs?dryRun=All", json=cronjob)
+    if response.status_code == 422:
+        return False
     assert response.status_code == 201, response.text
-    result: dict[str, Any] = response.json()
-    return result
+    return bool(response.json()["spec"]["jobTemplate"]["spec"] == JOB_SPEC)
 
 
 @pytest.mark.kubectl
@@ -243,7 +250,7 @@ def test_every_job_template_field_reads_back_through_kubectl(
             [webhook("fill.example.com", hook.url("/fill"), ca, namespace, rules=[rule])],
         )
         eventually(
-            lambda: dry_run_create(http, namespace)["spec"]["jobTemplate"]["spec"] == JOB_SPEC,
+            lambda: webhook_fills_the_template(http, namespace),
             what="the webhook filling the job template",
             timeout=PROPAGATION,
         )
